@@ -1,0 +1,173 @@
+/**
+ * The dbsmack command line. One function per command lives in its own file; this one wires them into
+ * commander, and turns every user error into one line on stderr and a documented exit code.
+ */
+import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { redactSecrets } from '../driver/redact.ts';
+import { DEFAULT_URL } from '../driver/url.ts';
+import { VERSION } from '../version.ts';
+import { builtinNames } from '../workload/registry.ts';
+import { EXIT, UserError } from './errors.ts';
+import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { adminCommand, runCommand } from './run.ts';
+
+let debug = process.argv.includes('--debug');
+let exitCode: number = EXIT.ok;
+
+function dbOption(): Option<'--db <url>', undefined, string> {
+  return new Option('--db <url>', 'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…')
+    .default(DEFAULT_URL)
+    .env('DBSMACK_DB');
+}
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('dbsmack')
+    .description(
+      'Database load benchmarking for MySQL/MariaDB, PostgreSQL and SQLite: super-smack files, sysbench OLTP workloads, sweeps and comparisons.',
+    )
+    .version(VERSION, '-V, --version')
+    .option('--debug', 'print stack traces of errors')
+    .showHelpAfterError('(see dbsmack --help)')
+    .exitOverride()
+    .configureOutput({
+      outputError: (str, write) => write(`dbsmack: ${str.replace(/^error: /, '').trimEnd()}\n`),
+    });
+
+  program
+    .command('run')
+    .description(
+      'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
+    )
+    .argument('<workload>', 'built-in workload name or workload file')
+    .argument('[args...]', 'workload options (--name value) and positional arguments')
+    .addOption(dbOption())
+    .option('-c, --clients <n>', 'concurrent clients, each with its own connection', positiveInt('--clients'))
+    .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
+    .option('--rounds <r>', 'stop after R events per client', positiveInt('--rounds'))
+    .option('--events <e>', 'stop after E events in total', positiveInt('--events'))
+    .option(
+      '-t, --time <s>',
+      'stop after S seconds (default 10 when no other limit is given)',
+      seconds('--time', false),
+    )
+    .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
+    .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
+    .option('--report-interval <s>', 'timeline interval in seconds', seconds('--report-interval', false), 1)
+    .option(
+      '--max-tries <n>',
+      'tries per event on deadlock or serialization failure',
+      positiveInt('--max-tries'),
+      10,
+    )
+    .option('--ignore-errors <codes>', "count these errors and go on: 'all' or codes like 1062,23505")
+    .option(
+      '--connect-timeout <s>',
+      'give up connecting after S seconds',
+      seconds('--connect-timeout', false),
+      10,
+    )
+    .option(
+      '--reconnect-timeout <s>',
+      'keep trying to re-establish a lost connection for S seconds',
+      seconds('--reconnect-timeout'),
+      30,
+    )
+    .option(
+      '--workers <n>',
+      'load worker threads (default: one per client for SQLite, else 1)',
+      positiveInt('--workers'),
+    )
+    .addOption(
+      new Option('--format <fmt>', 'output format')
+        .choices(['text', 'json'] as const)
+        .default('text' as const),
+    )
+    .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
+    .option('--label <name>', 'label stored with the result')
+    .option('--rand-seed <n>', 'seed of the per-client random generators', nonNegativeInt('--rand-seed'))
+    .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
+    .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
+    .option('--debug', 'print stack traces of errors')
+    .allowUnknownOption()
+    .action(async (workload, args, o, cmd) => {
+      const rest = cmd.args.slice(1);
+      void args;
+      exitCode = await runCommand(workload, rest, {
+        ...o,
+        dbGiven: cmd.getOptionValueSource('db') !== 'default',
+        clients: o.clients ?? o.threads,
+        warmup: o.warmupTime ?? o.warmup,
+        seed: o.randSeed,
+      });
+    });
+
+  for (const what of ['prepare', 'cleanup'] as const) {
+    program
+      .command(what)
+      .description(what === 'prepare' ? "create and load a workload's tables" : "drop a workload's tables")
+      .argument('<workload>', 'built-in workload name or workload file')
+      .argument('[args...]', 'workload options (--name value)')
+      .addOption(dbOption())
+      .option('--threads <n>', 'parallel connections for loading', positiveInt('--threads'))
+      .option(
+        '--connect-timeout <s>',
+        'give up connecting after S seconds',
+        seconds('--connect-timeout', false),
+        10,
+      )
+      .option('--debug', 'print stack traces of errors')
+      .allowUnknownOption()
+      .action(async (workload, _args, o, cmd) => {
+        exitCode = await adminCommand(what, workload, cmd.args.slice(1), {
+          ...o,
+          dbGiven: cmd.getOptionValueSource('db') !== 'default',
+        });
+      });
+  }
+
+  program
+    .command('list')
+    .description('list the built-in workloads')
+    .action(() => {
+      for (const w of builtinNames()) process.stdout.write(`${w.name.padEnd(24)} ${w.description}\n`);
+    });
+
+  return program;
+}
+
+function fail(e: unknown): number {
+  if (e instanceof CommanderError) {
+    if (
+      e.code === 'commander.helpDisplayed' ||
+      e.code === 'commander.help' ||
+      e.code === 'commander.version' ||
+      e.exitCode === 0
+    ) {
+      return EXIT.ok;
+    }
+    // commander has printed its one-line message already
+    return EXIT.usage;
+  }
+  if (e instanceof UserError) {
+    process.stderr.write(`dbsmack: ${redactSecrets(e.message)}\n`);
+    if (e.hint) process.stderr.write(`hint: ${redactSecrets(e.hint)}\n`);
+    if (debug && e.stack) process.stderr.write(`${redactSecrets(e.stack)}\n`);
+    return e.exitCode;
+  }
+  const err = e as Error;
+  process.stderr.write(`dbsmack: internal error: ${redactSecrets(err?.message ?? String(e))}\n`);
+  if (debug && err?.stack) process.stderr.write(`${redactSecrets(err.stack)}\n`);
+  else process.stderr.write('hint: run again with --debug for a stack trace, and report it\n');
+  return EXIT.internal;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  debug = argv.includes('--debug');
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    return fail(e);
+  }
+}

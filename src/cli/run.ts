@@ -1,0 +1,266 @@
+/**
+ * `dbsmack run WORKLOAD`: the main job. Resolves the target and the workload, runs the engine, prints and
+ * saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
+ */
+import { DbError } from '../driver/errors.ts';
+import { redactSecrets } from '../driver/redact.ts';
+import type { Target } from '../driver/types.ts';
+import { parseTarget } from '../driver/url.ts';
+import { withAdminContext } from '../engine/admin.ts';
+import { defaultWorkers, Engine, StartError } from '../engine/engine.ts';
+import type { RunPlan } from '../engine/protocol.ts';
+import { buildRunResult } from '../metrics/build-result.ts';
+import type { RunResult } from '../metrics/run-result.ts';
+import { renderIntervalLine, renderRunText } from '../report/text.ts';
+import { parseWorkloadOptions } from '../workload/options.ts';
+import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
+import type { Workload, WorkloadRef } from '../workload/types.ts';
+import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
+import { say, writeResultFile } from './output.ts';
+import { splitWorkloadArgs } from './parse.ts';
+
+export interface TargetOptions {
+  db: string;
+  /** Whether --db was given (rather than defaulted): it then overrides a smack file's client settings. */
+  dbGiven?: boolean;
+  connectTimeout: number;
+}
+
+export interface RunOptions extends TargetOptions {
+  clients?: number;
+  rounds?: number;
+  events?: number;
+  time?: number;
+  warmup: number;
+  reportInterval: number;
+  maxTries: number;
+  ignoreErrors?: string;
+  reconnectTimeout: number;
+  workers?: number;
+  format: 'text' | 'json';
+  out?: string;
+  label?: string;
+  seed?: number;
+  progress?: boolean;
+  quiet?: boolean;
+}
+
+export interface ResolvedWorkload {
+  workload: Workload;
+  ref: WorkloadRef;
+  options: Record<string, unknown>;
+}
+
+/** Load the workload in the main thread too: its option specs drive argument parsing and validation. */
+export async function resolveWorkload(arg: string, rest: readonly string[]): Promise<ResolvedWorkload> {
+  const refName = resolveWorkloadArg(arg);
+  const probe: WorkloadRef = { ref: refName, rawOptions: {}, args: [] };
+  // A smack file needs its $1 $2 … to compile; parse positionals before loading it.
+  const first = splitWorkloadArgs(rest, () => false);
+  probe.args = first.args;
+  const workload = await loadWorkload(probe);
+  const specs = workload.options ?? {};
+  const { options: raw, args } = splitWorkloadArgs(rest, (n) => specs[n.replace(/-/g, '_')]?.type === 'bool');
+  const options = parseWorkloadOptions(workload.name, workload.options, raw);
+  const ref: WorkloadRef = { ref: refName, rawOptions: raw, args };
+  const final = args.join('\0') === probe.args.join('\0') ? workload : await loadWorkload(ref);
+  return { workload: final, ref, options };
+}
+
+export function connectHint(code: string): string | undefined {
+  if (code === 'ECONNREFUSED') return 'is the server running and listening on that host and port?';
+  if (code === 'ENOENT') return 'no such socket: is the server running, and is the socket path right?';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
+  if (code === 'ETIMEDOUT') return 'the server did not answer in time (--connect-timeout)';
+  if (code === '1045' || code === '28P01' || code === '28000') return 'check the user name and password';
+  if (code === '1049' || code === '3D000') return 'the database does not exist: create it first';
+  if (code === 'SQLITE_CANTOPEN') return 'check that the directory exists and is writable';
+  return undefined;
+}
+
+/** Turn a failure to start into the user error it is. */
+export function startErrorToUserError(e: StartError, target: Target): UserError {
+  const err = e.error;
+  if (err.code === 'UsageError') return new UsageError(err.message);
+  if (err.code === 'InputError') return new InputError(err.message);
+  if (e.phase === 'connect') {
+    return new ConnectError(
+      `cannot connect to ${target.redactedUrl}: ${err.message}`,
+      err.code,
+      connectHint(err.code),
+    );
+  }
+  if (e.phase === 'load')
+    return new UserError(`cannot load the workload: ${err.message}`, undefined, EXIT.input);
+  return new UserError(
+    `client ${e.clientId ?? '?'} failed to set up on ${target.redactedUrl}: ${err.code}: ${err.message}`,
+    undefined,
+    EXIT.runFailed,
+  );
+}
+
+export function adminError(e: unknown, target: Target, what: string): never {
+  if (e instanceof UserError) throw e;
+  if (e instanceof DbError) {
+    if (e.kind === 'reconnect' || ['1045', '28P01', '1049', '3D000', 'SQLITE_CANTOPEN'].includes(e.code)) {
+      throw new ConnectError(
+        `cannot connect to ${target.redactedUrl}: ${e.message}`,
+        e.code,
+        connectHint(e.code),
+      );
+    }
+    throw new UserError(
+      `${what} failed on ${target.redactedUrl}: ${e.code}: ${e.message}`,
+      undefined,
+      EXIT.runFailed,
+    );
+  }
+  throw e;
+}
+
+/** Exit code for a finished run. */
+export function exitCodeFor(r: RunResult, interrupted: boolean): number {
+  if (interrupted) return EXIT.interrupted;
+  return r.status === 'complete' ? EXIT.ok : EXIT.runFailed;
+}
+
+/** Install the two-stage Ctrl-C: the first stops gracefully, the second exits at once. */
+export function installSignals(onFirst: () => void): () => void {
+  let count = 0;
+  const handler = (sig: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) {
+      say(`dbsmack: ${sig}: stopping, keeping what was measured (send it again to quit at once)`);
+      onFirst();
+    } else {
+      say(`dbsmack: ${sig} again: quitting without a result`);
+      process.exit(EXIT.interrupted);
+    }
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
+export async function runCommand(arg: string, rest: readonly string[], o: RunOptions): Promise<number> {
+  const target = parseTarget(o.db);
+  const { workload, ref, options } = await resolveWorkload(arg, rest);
+  const clients = o.clients ?? workload.defaults?.clients ?? 1;
+  let { rounds, events, time } = o;
+  if (
+    rounds === undefined &&
+    workload.defaults?.rounds !== undefined &&
+    events === undefined &&
+    time === undefined
+  ) {
+    rounds = workload.defaults.rounds;
+  }
+  if (rounds === undefined && events === undefined && time === undefined) time = 10;
+  const plan: RunPlan = {
+    workload: ref,
+    target,
+    targetOverridden: o.dbGiven === true,
+    clients,
+    rounds,
+    events,
+    timeS: time,
+    warmupS: o.warmup,
+    reportIntervalS: o.reportInterval,
+    maxTries: o.maxTries,
+    ignoreErrors: (o.ignoreErrors ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    connectTimeoutMs: o.connectTimeout * 1000,
+    reconnectTimeoutMs: o.reconnectTimeout * 1000,
+    seed: o.seed ?? Date.now() & 0x7fffffff,
+  };
+
+  if (workload.prepareOnRun && workload.prepare) {
+    const prep = workload.prepare.bind(workload);
+    await withAdminContext(target, options, clients, plan.connectTimeoutMs, say, prep).catch((e: unknown) =>
+      adminError(e, target, 'prepare'),
+    );
+  }
+
+  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
+  const engine = new Engine(plan, o.workers ?? defaultWorkers(target.driver, clients), {
+    onInterval: live ? (p) => say(renderIntervalLine(p, clients)) : undefined,
+  });
+  let interrupted = false;
+  const uninstall = installSignals(() => {
+    interrupted = true;
+    engine.stop('interrupted');
+  });
+  let result: RunResult;
+  try {
+    const outcome = await engine.run();
+    result = buildRunResult(outcome, {
+      workloadName: workload.name,
+      options,
+      target,
+      ...(target.driver === 'mysql' ? { connector: target.params.connector ?? 'mysql2' } : {}),
+      ...(o.label !== undefined ? { label: o.label } : {}),
+    });
+  } catch (e) {
+    if (e instanceof StartError) {
+      if (e.error.code === 'INTERRUPTED') {
+        say('dbsmack: interrupted before the run started; nothing was measured');
+        return EXIT.interrupted;
+      }
+      throw startErrorToUserError(e, target);
+    }
+    throw e;
+  } finally {
+    uninstall();
+  }
+  emitResult(result, o);
+  return exitCodeFor(result, interrupted);
+}
+
+/** Print the result in the chosen format and write `--out`. */
+export function emitResult(
+  result: RunResult,
+  o: { format: 'text' | 'json'; out?: string; quiet?: boolean },
+): void {
+  const json = `${JSON.stringify(result, null, 2)}\n`;
+  if (o.out) writeResultFile(o.out, json);
+  const text = o.format === 'json' ? json : renderRunText(result);
+  if (!(o.quiet && o.out)) process.stdout.write(redactSecrets(text));
+}
+
+export interface AdminOptions extends TargetOptions {
+  threads?: number;
+}
+
+/** `dbsmack prepare|cleanup WORKLOAD`. */
+export async function adminCommand(
+  what: 'prepare' | 'cleanup',
+  arg: string,
+  rest: readonly string[],
+  o: AdminOptions,
+): Promise<number> {
+  const target = parseTarget(o.db);
+  const { workload, options } = await resolveWorkload(arg, rest);
+  const fn = workload[what];
+  if (fn === undefined) {
+    say(`dbsmack: ${workload.name} has nothing to ${what}`);
+    return EXIT.ok;
+  }
+  const t0 = Date.now();
+  await withAdminContext(
+    target,
+    options,
+    o.threads ?? 1,
+    o.connectTimeout * 1000,
+    say,
+    fn.bind(workload),
+  ).catch((e: unknown) => adminError(e, target, what));
+  say(
+    `dbsmack: ${what} ${workload.name} on ${target.redactedUrl}: done in ${((Date.now() - t0) / 1000).toFixed(2)} s`,
+  );
+  return EXIT.ok;
+}

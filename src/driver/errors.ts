@@ -1,0 +1,77 @@
+import { redactSecrets } from './redact.ts';
+
+/**
+ * How the engine must react to an error:
+ * - `retryable`: deadlock, serialization failure, lock wait timeout, SQLite busy: roll back and re-run the event;
+ * - `reconnect`: the connection is gone: re-establish it with back-off, then re-run the event;
+ * - `fatal`: anything else: stop the run, unless `--ignore-errors` names the code.
+ */
+export type ErrorKind = 'retryable' | 'reconnect' | 'fatal';
+
+/** A classified database error with the server's own code kept (`1213`, `40P01`, `SQLITE_BUSY`, `ECONNREFUSED`). */
+export class DbError extends Error {
+  readonly kind: ErrorKind;
+  readonly code: string;
+  /** SQLSTATE where the server gave one. */
+  readonly sqlState: string | undefined;
+  override readonly name = 'DbError';
+
+  constructor(kind: ErrorKind, code: string, message: string, sqlState?: string) {
+    super(redactSecrets(message));
+    this.kind = kind;
+    this.code = code;
+    this.sqlState = sqlState;
+  }
+
+  /** A plain object that survives `postMessage` and JSON. */
+  toJSON(): SerializedDbError {
+    return { kind: this.kind, code: this.code, message: this.message, sqlState: this.sqlState };
+  }
+
+  static fromJSON(e: SerializedDbError): DbError {
+    return new DbError(e.kind, e.code, e.message, e.sqlState);
+  }
+
+  /** True when `codes` (from `--ignore-errors`) names this error by its code or SQLSTATE, or is `all`. */
+  matches(codes: ReadonlySet<string>): boolean {
+    return (
+      codes.has('all') || codes.has(this.code) || (this.sqlState !== undefined && codes.has(this.sqlState))
+    );
+  }
+}
+
+export interface SerializedDbError {
+  kind: ErrorKind;
+  code: string;
+  message: string;
+  sqlState: string | undefined;
+}
+
+/** Network-level errno codes that mean the connection is gone (or never came). */
+export const CONNECTION_LOST_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENOENT',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_SOCKET_UNEXPECTED_CLOSE',
+  'ER_CONNECTION_ALREADY_CLOSED',
+  'ER_CMD_CONNECTION_CLOSED',
+  'ER_GET_CONNECTION_TIMEOUT',
+]);
+
+/** Anything thrown that is not a DbError becomes a fatal one, keeping its message (redacted). */
+export function asDbError(err: unknown): DbError {
+  if (err instanceof DbError) return err;
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return new DbError('fatal', typeof code === 'string' ? code : 'ERROR', err.message);
+  }
+  return new DbError('fatal', 'ERROR', String(err));
+}

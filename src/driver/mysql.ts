@@ -1,0 +1,278 @@
+import * as mariadb from 'mariadb';
+import mysql2 from 'mysql2/promise';
+import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
+import type {
+  Connection,
+  ConnectOptions,
+  Driver,
+  MysqlConnector,
+  PreparedStatement,
+  Row,
+  Target,
+} from './types.ts';
+
+/**
+ * MySQL and MariaDB through either wire-protocol client: `mysql2` (MIT) or `mariadb` (LGPL), chosen with
+ * `?connector=`. Both are kept because the connector is part of what a benchmark measures.
+ */
+export const DEFAULT_MYSQL_CONNECTOR: MysqlConnector = 'mysql2';
+
+export function connectorOf(target: Target): MysqlConnector {
+  return (target.params.connector as MysqlConnector | undefined) ?? DEFAULT_MYSQL_CONNECTOR;
+}
+
+export const mysqlDriver: Driver = {
+  name: 'mysql',
+  async connect(target: Target, options: ConnectOptions): Promise<Connection> {
+    return connectorOf(target) === 'mariadb'
+      ? connectMariadb(target, options)
+      : connectMysql2(target, options);
+  },
+};
+
+// ---- mysql2 ----------------------------------------------------------------------------------------
+
+async function connectMysql2(target: Target, options: ConnectOptions): Promise<Connection> {
+  let conn: mysql2.Connection;
+  try {
+    conn = await mysql2.createConnection({
+      host: target.host,
+      port: target.port,
+      socketPath: target.socket,
+      user: target.user,
+      password: target.password,
+      database: target.database,
+      connectTimeout: options.connectTimeoutMs,
+      rowsAsArray: true,
+      supportBigNumbers: true,
+      multipleStatements: false,
+      infileStreamFactory: undefined,
+    });
+  } catch (e) {
+    throw classifyMysql(e);
+  }
+  // A connection that dies while idle emits 'error'; the next query reports it, so only keep the process alive.
+  conn.on('error', () => {});
+  const c = new Mysql2Connection(conn);
+  try {
+    const [rows] = await conn.query({ sql: 'SELECT VERSION()', rowsAsArray: true });
+    c.serverVersion = formatMysqlVersion(String((rows as unknown[][])[0]?.[0] ?? ''));
+  } catch (e) {
+    await conn.end().catch(() => {});
+    throw classifyMysql(e);
+  }
+  return c;
+}
+
+function countMysql2(result: unknown): number {
+  if (Array.isArray(result)) return result.length;
+  return (result as { affectedRows?: number }).affectedRows ?? 0;
+}
+
+class Mysql2Connection implements Connection {
+  readonly driver = 'mysql' as const;
+  serverVersion = 'MySQL';
+  readonly sessionId: number;
+  private readonly conn: mysql2.Connection;
+
+  constructor(conn: mysql2.Connection) {
+    this.conn = conn;
+    this.sessionId = conn.threadId;
+  }
+
+  async query(sql: string, params?: readonly unknown[]): Promise<number> {
+    try {
+      const [r] = await this.conn.query(sql, params as unknown[] | undefined);
+      return countMysql2(r);
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+  }
+
+  async prepare(sql: string): Promise<PreparedStatement> {
+    let stmt: mysql2.PreparedStatementInfo;
+    try {
+      stmt = await this.conn.prepare(sql);
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+    return {
+      async run(params?: readonly unknown[]): Promise<number> {
+        try {
+          const [r] = await stmt.execute((params ?? []) as unknown[]);
+          return countMysql2(r);
+        } catch (e) {
+          throw classifyMysql(e);
+        }
+      },
+      async close(): Promise<void> {
+        await stmt.close().catch(() => {});
+      },
+    };
+  }
+
+  async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    try {
+      const [r] = await this.conn.query({ sql, values: params as unknown[] | undefined, rowsAsArray: false });
+      return Array.isArray(r) ? (r as Row[]) : [];
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+  }
+
+  async begin(): Promise<void> {
+    await this.query('BEGIN');
+  }
+  async commit(): Promise<void> {
+    await this.query('COMMIT');
+  }
+  async rollback(): Promise<void> {
+    await this.query('ROLLBACK');
+  }
+  async close(): Promise<void> {
+    await this.conn.end().catch(() => this.conn.destroy());
+  }
+}
+
+// ---- mariadb ---------------------------------------------------------------------------------------
+
+async function connectMariadb(target: Target, options: ConnectOptions): Promise<Connection> {
+  let conn: mariadb.Connection;
+  try {
+    conn = await mariadb.createConnection({
+      host: target.host,
+      port: target.port,
+      socketPath: target.socket,
+      user: target.user,
+      password: target.password,
+      database: target.database,
+      connectTimeout: options.connectTimeoutMs,
+      rowsAsArray: true,
+      bigIntAsNumber: true,
+      insertIdAsNumber: true,
+      decimalAsNumber: false,
+      // Keep the prepared-statement cache: the hot path re-executes the same statements.
+      prepareCacheLength: 256,
+    });
+  } catch (e) {
+    throw classifyMysql(e);
+  }
+  conn.on('error', () => {});
+  return new MariadbConnection(conn);
+}
+
+function countMariadb(result: unknown): number {
+  if (Array.isArray(result)) return result.length;
+  return Number((result as { affectedRows?: number | bigint }).affectedRows ?? 0);
+}
+
+class MariadbConnection implements Connection {
+  readonly driver = 'mysql' as const;
+  readonly serverVersion: string;
+  readonly sessionId: number;
+  private readonly conn: mariadb.Connection;
+
+  constructor(conn: mariadb.Connection) {
+    this.conn = conn;
+    this.serverVersion = formatMysqlVersion(conn.serverVersion());
+    this.sessionId = Number(conn.threadId);
+  }
+
+  async query(sql: string, params?: readonly unknown[]): Promise<number> {
+    try {
+      return countMariadb(await this.conn.query(sql, params as unknown[] | undefined));
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+  }
+
+  async prepare(sql: string): Promise<PreparedStatement> {
+    let stmt: mariadb.Prepare;
+    try {
+      stmt = await this.conn.prepare(sql);
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+    return {
+      async run(params?: readonly unknown[]): Promise<number> {
+        try {
+          return countMariadb(await stmt.execute((params ?? []) as unknown[]));
+        } catch (e) {
+          throw classifyMysql(e);
+        }
+      },
+      async close(): Promise<void> {
+        stmt.close();
+      },
+    };
+  }
+
+  async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    try {
+      const r = await this.conn.query({ sql, rowsAsArray: false }, params as unknown[] | undefined);
+      return Array.isArray(r) ? (r as Row[]) : [];
+    } catch (e) {
+      throw classifyMysql(e);
+    }
+  }
+
+  async begin(): Promise<void> {
+    await this.query('BEGIN');
+  }
+  async commit(): Promise<void> {
+    await this.query('COMMIT');
+  }
+  async rollback(): Promise<void> {
+    await this.query('ROLLBACK');
+  }
+  async close(): Promise<void> {
+    await this.conn.end().catch(() => this.conn.destroy());
+  }
+}
+
+// ---- shared ----------------------------------------------------------------------------------------
+
+function formatMysqlVersion(v: string): string {
+  return /mariadb/i.test(v) ? `MariaDB ${v.replace(/-MariaDB.*$/i, '')}` : `MySQL ${v}`;
+}
+
+/** Deadlock, lock wait timeout, record changed: sysbench's default `--mysql-ignore-errors`. */
+const MYSQL_RETRYABLE = new Set([1213, 1205, 1020]);
+/** Server gone or lost, connection killed, server shutdown, idle-timeout disconnects. */
+const MYSQL_RECONNECT = new Set([
+  2002, 2003, 2006, 2013, 2055, 1927, 1053, 4031, 1152, 1158, 1159, 1160, 1161,
+]);
+
+/** Classify a mysql2 or mariadb error; the code kept is the server's errno (e.g. `1213`) or the network code. */
+export function classifyMysql(e: unknown): DbError {
+  if (e instanceof DbError) return e;
+  const err = e as {
+    errno?: unknown;
+    code?: unknown;
+    sqlState?: unknown;
+    message?: unknown;
+    fatal?: unknown;
+  };
+  const message = String(err?.message ?? e)
+    .replace(/^\(conn[^)]*\)\s*/, '')
+    .replace(/\n?sql:.*$/s, '');
+  const sqlState = typeof err?.sqlState === 'string' ? err.sqlState : undefined;
+  const errno = typeof err?.errno === 'number' ? err.errno : undefined;
+  const name = typeof err?.code === 'string' ? err.code : undefined;
+  if (name !== undefined && CONNECTION_LOST_CODES.has(name))
+    return new DbError('reconnect', name, message, sqlState);
+  // Server errors carry an errno below 2000 (server) or 2000-2999 (client library); mariadb uses 45000+ locally.
+  if (errno !== undefined && errno > 0 && errno < 10000) {
+    const code = String(errno);
+    if (MYSQL_RETRYABLE.has(errno)) return new DbError('retryable', code, message, sqlState);
+    if (MYSQL_RECONNECT.has(errno)) return new DbError('reconnect', code, message, sqlState);
+    return new DbError('fatal', code, message, sqlState);
+  }
+  if (err?.fatal === true) return new DbError('reconnect', name ?? 'CONNECTION_LOST', message, sqlState);
+  return new DbError(
+    'fatal',
+    name ?? (errno !== undefined ? String(errno) : 'MYSQL_ERROR'),
+    message,
+    sqlState,
+  );
+}

@@ -1,0 +1,150 @@
+import pg from 'pg';
+import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
+import { questionToDollar } from './placeholders.ts';
+import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
+
+/** Values come back as the server's text: the engine counts rows, it does not need JS dates or numbers. */
+const rawTypes = { getTypeParser: () => (v: string) => v };
+
+/**
+ * PostgreSQL through `pg` (node-postgres). Prepared statements are named and parsed once per connection;
+ * `?` placeholders are rewritten to `$n`.
+ */
+export const postgresDriver: Driver = {
+  name: 'postgres',
+  async connect(target: Target, options: ConnectOptions): Promise<Connection> {
+    const client = new pg.Client({
+      host: target.socket ?? target.host,
+      port: target.port,
+      user: target.user,
+      password: target.password ?? '',
+      database: target.database,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: target.params.application_name ?? 'dbsmack',
+      ssl: sslOption(target.params.sslmode),
+      types: rawTypes,
+    });
+    // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw classifyPostgres(e);
+    }
+    const conn = new PgConnection(client);
+    try {
+      const r = await client.query('SHOW server_version');
+      conn.serverVersion = `PostgreSQL ${(r.rows[0] as { server_version: string }).server_version}`;
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw classifyPostgres(e);
+    }
+    return conn;
+  },
+};
+
+function sslOption(mode: string | undefined): boolean | { rejectUnauthorized: boolean } | undefined {
+  if (mode === undefined || mode === 'disable' || mode === 'prefer' || mode === 'allow') return undefined;
+  if (mode === 'require') return { rejectUnauthorized: false };
+  return { rejectUnauthorized: true };
+}
+
+let statementCounter = 0;
+
+class PgConnection implements Connection {
+  readonly driver = 'postgres' as const;
+  serverVersion = 'PostgreSQL';
+  readonly sessionId: number | undefined;
+  private readonly client: pg.Client;
+
+  constructor(client: pg.Client) {
+    this.client = client;
+    this.sessionId = (client as unknown as { processID?: number }).processID;
+  }
+
+  async query(sql: string, params?: readonly unknown[]): Promise<number> {
+    try {
+      const text = params && params.length > 0 ? questionToDollar(sql) : sql;
+      const r = await this.client.query({ text, values: params as unknown[] | undefined, rowMode: 'array' });
+      return rowCountOf(r);
+    } catch (e) {
+      throw classifyPostgres(e);
+    }
+  }
+
+  async prepare(sql: string): Promise<PreparedStatement> {
+    const name = `dbsmack_${++statementCounter}`;
+    const text = questionToDollar(sql);
+    const client = this.client;
+    // pg parses a named statement on its first execution on this connection and reuses it afterwards.
+    return {
+      async run(params?: readonly unknown[]): Promise<number> {
+        try {
+          const r = await client.query({
+            name,
+            text,
+            values: params as unknown[] | undefined,
+            rowMode: 'array',
+          });
+          return rowCountOf(r);
+        } catch (e) {
+          throw classifyPostgres(e);
+        }
+      },
+      async close(): Promise<void> {
+        await client.query(`DEALLOCATE ${name}`).catch(() => {});
+      },
+    };
+  }
+
+  async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    try {
+      const text = params && params.length > 0 ? questionToDollar(sql) : sql;
+      const r = await this.client.query({ text, values: params as unknown[] | undefined });
+      return (r.rows ?? []) as Row[];
+    } catch (e) {
+      throw classifyPostgres(e);
+    }
+  }
+
+  async begin(): Promise<void> {
+    await this.query('BEGIN');
+  }
+  async commit(): Promise<void> {
+    await this.query('COMMIT');
+  }
+  async rollback(): Promise<void> {
+    await this.query('ROLLBACK');
+  }
+  async close(): Promise<void> {
+    await this.client.end().catch(() => {});
+  }
+}
+
+function rowCountOf(r: pg.QueryResult): number {
+  if (r.command === 'SELECT' || r.command === 'SHOW' || r.command === 'FETCH') return r.rows.length;
+  return r.rowCount ?? r.rows?.length ?? 0;
+}
+
+const PG_RETRYABLE = new Set(['40001', '40P01', '55P03']);
+const PG_RECONNECT = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/** Classify a node-postgres error by SQLSTATE (kept as the code), or by its network errno. */
+export function classifyPostgres(e: unknown): DbError {
+  if (e instanceof DbError) return e;
+  const err = e as { code?: unknown; message?: unknown };
+  const message = typeof err?.message === 'string' ? err.message : String(e);
+  const code = typeof err?.code === 'string' ? err.code : undefined;
+  if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
+    if (PG_RETRYABLE.has(code)) return new DbError('retryable', code, message, code);
+    if (PG_RECONNECT.has(code) || code.startsWith('08')) return new DbError('reconnect', code, message, code);
+    return new DbError('fatal', code, message, code);
+  }
+  if (code !== undefined && CONNECTION_LOST_CODES.has(code)) return new DbError('reconnect', code, message);
+  if (/Connection terminated|not queryable|connection error|Connection ended/i.test(message)) {
+    return new DbError('reconnect', 'CONNECTION_LOST', message);
+  }
+  if (/timeout expired/i.test(message)) return new DbError('reconnect', 'ETIMEDOUT', message);
+  return new DbError('fatal', code ?? 'PG_ERROR', message);
+}

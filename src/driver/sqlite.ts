@@ -1,0 +1,131 @@
+import Database from 'better-sqlite3';
+import { DbError } from './errors.ts';
+import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
+
+/**
+ * SQLite through better-sqlite3. The library is synchronous, so one connection blocks its thread: the
+ * engine gives every SQLite client its own worker thread so that clients really run at the same time.
+ * Runs in WAL mode with a busy timeout (`?busy_timeout=MS`, default 5000).
+ */
+export const sqliteDriver: Driver = {
+  name: 'sqlite',
+  async connect(target: Target, _options: ConnectOptions): Promise<Connection> {
+    const file = target.path ?? ':memory:';
+    let db: Database.Database;
+    try {
+      db = new Database(file);
+      const busy = Number(target.params.busy_timeout ?? 5000);
+      db.pragma(`busy_timeout = ${Number.isFinite(busy) ? Math.max(0, Math.trunc(busy)) : 5000}`);
+      if (file !== ':memory:') db.pragma('journal_mode = WAL');
+      const sync = target.params.synchronous;
+      if (sync !== undefined) {
+        if (!/^(off|normal|full|extra|[0-3])$/i.test(sync)) {
+          throw new DbError('fatal', 'BAD_OPTION', `invalid synchronous=${sync} (off|normal|full|extra)`);
+        }
+        db.pragma(`synchronous = ${sync}`);
+      }
+    } catch (e) {
+      throw classifySqlite(e);
+    }
+    return new SqliteConnection(db);
+  },
+};
+
+class SqliteConnection implements Connection {
+  readonly driver = 'sqlite' as const;
+  readonly serverVersion: string;
+  private readonly db: Database.Database;
+  /** Cache for text-protocol queries: SQLite compiles every statement anyway. */
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.db = db;
+    this.serverVersion = `SQLite ${(db.prepare('select sqlite_version() as v').get() as { v: string }).v}`;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.cache.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      if (this.cache.size > 1000) this.cache.clear();
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+
+  async query(sql: string, params?: readonly unknown[]): Promise<number> {
+    try {
+      return runSqlite(this.stmt(sql), params);
+    } catch (e) {
+      throw classifySqlite(e);
+    }
+  }
+
+  async prepare(sql: string): Promise<PreparedStatement> {
+    let s: Database.Statement;
+    try {
+      s = this.db.prepare(sql);
+      // Rows as arrays: the hot path only counts them.
+      if (s.reader) s.raw(true);
+    } catch (e) {
+      throw classifySqlite(e);
+    }
+    return {
+      async run(params?: readonly unknown[]): Promise<number> {
+        try {
+          return runSqlite(s, params);
+        } catch (e) {
+          throw classifySqlite(e);
+        }
+      },
+      async close(): Promise<void> {},
+    };
+  }
+
+  async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    try {
+      const s = this.stmt(sql);
+      if (!s.reader) {
+        s.run(...((params ?? []) as unknown[]));
+        return [];
+      }
+      return s.all(...((params ?? []) as unknown[])) as Row[];
+    } catch (e) {
+      throw classifySqlite(e);
+    }
+  }
+
+  async begin(): Promise<void> {
+    // IMMEDIATE takes the write lock up front, so a read-then-write transaction cannot deadlock on upgrade;
+    // waiting for it is covered by the busy timeout.
+    await this.query('BEGIN IMMEDIATE');
+  }
+  async commit(): Promise<void> {
+    await this.query('COMMIT');
+  }
+  async rollback(): Promise<void> {
+    if (this.db.inTransaction) await this.query('ROLLBACK');
+  }
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function runSqlite(s: Database.Statement, params: readonly unknown[] | undefined): number {
+  const args = (params ?? []) as unknown[];
+  if (s.reader) return s.all(...args).length;
+  return s.run(...args).changes;
+}
+
+/** SQLITE_BUSY and SQLITE_LOCKED (including their extended codes) are retryable; the rest are fatal. */
+export function classifySqlite(e: unknown): DbError {
+  if (e instanceof DbError) return e;
+  const code =
+    typeof (e as { code?: unknown })?.code === 'string' ? (e as { code: string }).code : 'SQLITE_ERROR';
+  const message = e instanceof Error ? e.message : String(e);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new DbError('retryable', code, message);
+  }
+  if (code === 'SQLITE_CANTOPEN') return new DbError('fatal', code, `cannot open database file: ${message}`);
+  return new DbError('fatal', code, message);
+}

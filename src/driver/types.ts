@@ -1,0 +1,67 @@
+/**
+ * The one interface every back-end implements. Drivers know nothing of workloads; the engine and the
+ * workloads see only `Connection`.
+ */
+
+/** Back-end family, as chosen by the URL scheme. */
+export type DriverName = 'sqlite' | 'mysql' | 'postgres';
+
+/** MySQL/MariaDB wire-protocol client library. Both are offered because the connector is part of what is measured. */
+export type MysqlConnector = 'mysql2' | 'mariadb';
+
+/** A parsed, resolved connection target. Holds the password; never serialise it, use `redactedUrl`. */
+export interface Target {
+  driver: DriverName;
+  /** The URL with the password replaced by `***`; safe to print and store. */
+  redactedUrl: string;
+  /** SQLite: file path (or `:memory:`). */
+  path?: string;
+  host?: string;
+  port?: number;
+  /** Unix socket path (MySQL) or socket directory (PostgreSQL). */
+  socket?: string;
+  user?: string;
+  password?: string;
+  database?: string;
+  /** Driver-specific options from the query string (e.g. `connector`, `busy_timeout`, `sslmode`). */
+  params: Record<string, string>;
+}
+
+/** A server-side prepared statement bound to one connection. */
+export interface PreparedStatement {
+  /** Run with parameters; resolves to rows returned (for a query) or affected (for DML). */
+  run(params?: readonly unknown[]): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A row as returned by `Connection.all`: column name to value. */
+export type Row = Record<string, unknown>;
+
+/** One client connection. Every method rejects with a classified `DbError`. */
+export interface Connection {
+  readonly driver: DriverName;
+  /** Server version string, read once at connect time. */
+  readonly serverVersion: string;
+  /** Run a statement with the text protocol (parameters bound client-side where the driver needs it). */
+  query(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** Prepare a statement on the server (or in-process for SQLite). */
+  prepare(sql: string): Promise<PreparedStatement>;
+  /** Run a statement and return its rows (setup, probes; not the hot path). */
+  all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  begin(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  close(): Promise<void>;
+  /** Backend process id (PostgreSQL) or connection/thread id (MySQL); undefined for SQLite. */
+  readonly sessionId?: number;
+}
+
+export interface ConnectOptions {
+  /** Give up connecting after this many milliseconds. */
+  connectTimeoutMs: number;
+}
+
+export interface Driver {
+  readonly name: DriverName;
+  connect(target: Target, options: ConnectOptions): Promise<Connection>;
+}

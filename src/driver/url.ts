@@ -1,0 +1,181 @@
+import os from 'node:os';
+import path from 'node:path';
+import { UsageError } from '../cli/errors.ts';
+import { registerSecret } from './redact.ts';
+import type { DriverName, Target } from './types.ts';
+
+export const DEFAULT_URL = 'sqlite:./dbsmack.sqlite';
+
+const SCHEMES: Record<string, DriverName> = {
+  sqlite: 'sqlite',
+  sqlite3: 'sqlite',
+  mysql: 'mysql',
+  mariadb: 'mysql',
+  postgres: 'postgres',
+  postgresql: 'postgres',
+  pg: 'postgres',
+};
+
+/** The URL as typed with its password masked; safe for error messages about a URL that failed to parse. */
+export function redactUrlText(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
+}
+
+/**
+ * Parse `--db URL` into a resolved target. Parts the URL leaves out come from the usual environment
+ * variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`; `MYSQL_HOST`, `MYSQL_TCP_PORT`,
+ * `MYSQL_UNIX_PORT`, `MYSQL_PWD`, `USER`), then from the defaults of each server's own client.
+ */
+export function parseTarget(url: string, env: NodeJS.ProcessEnv = process.env): Target {
+  const m = /^([a-z][a-z0-9+.-]*):/i.exec(url);
+  const scheme = m?.[1]?.toLowerCase();
+  const driver = scheme === undefined ? undefined : SCHEMES[scheme];
+  if (driver === undefined) {
+    throw new UsageError(
+      `unsupported database URL '${redactUrlText(url)}'`,
+      'use sqlite:PATH, mysql://user:pass@host:port/db, mariadb://… or postgres://user:pass@host:port/db',
+    );
+  }
+  if (driver === 'sqlite') return parseSqlite(url, scheme as string);
+
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new UsageError(
+      `malformed database URL '${redactUrlText(url)}'`,
+      'expected a URL like postgres://bench@127.0.0.1:5432/test or mysql://root@localhost/test?socket=/run/mysqld/mysqld.sock (percent-encode special characters)',
+    );
+  }
+  const params: Record<string, string> = {};
+  for (const [k, v] of u.searchParams) params[k] = v;
+  const dec = (s: string): string => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw new UsageError(`malformed percent-encoding in database URL '${redactUrlText(url)}'`);
+    }
+  };
+  const user = u.username ? dec(u.username) : undefined;
+  const password = u.password ? dec(u.password) : undefined;
+  const host = u.hostname ? u.hostname.replace(/^\[|\]$/g, '') : undefined;
+  let port: number | undefined;
+  if (u.port) port = Number(u.port);
+  const dbPath = u.pathname.replace(/^\//, '');
+  const database = dbPath ? dec(dbPath) : undefined;
+  if (database?.includes('/')) {
+    throw new UsageError(`malformed database URL '${redactUrlText(url)}': the database name contains '/'`);
+  }
+
+  const t: Target =
+    driver === 'postgres'
+      ? resolvePostgres({ user, password, host, port, database, params }, env)
+      : resolveMysql({ user, password, host, port, database, params }, env);
+  registerSecret(t.password);
+  t.redactedUrl = formatRedacted(scheme as string, t);
+  return t;
+}
+
+interface UrlParts {
+  user: string | undefined;
+  password: string | undefined;
+  host: string | undefined;
+  port: number | undefined;
+  database: string | undefined;
+  params: Record<string, string>;
+}
+
+function osUser(env: NodeJS.ProcessEnv): string {
+  if (env.USER) return env.USER;
+  try {
+    return os.userInfo().username;
+  } catch {
+    return 'root';
+  }
+}
+
+function resolvePostgres(p: UrlParts, env: NodeJS.ProcessEnv): Target {
+  const { host: hostParam, ...rest } = p.params;
+  let host = p.host;
+  let socket: string | undefined;
+  // libpq: a host that starts with '/' is a socket directory; the URL form puts it in ?host=.
+  const sockCandidate = hostParam ?? (host === undefined ? env.PGHOST : undefined);
+  if (sockCandidate?.startsWith('/')) socket = sockCandidate;
+  else if (host === undefined) host = sockCandidate ?? 'localhost';
+  const port = p.port ?? (env.PGPORT ? Number(env.PGPORT) : 5432);
+  const user = p.user ?? env.PGUSER ?? osUser(env);
+  const password = p.password ?? env.PGPASSWORD;
+  const database = p.database ?? env.PGDATABASE ?? user;
+  return {
+    driver: 'postgres',
+    redactedUrl: '',
+    host: socket ? undefined : host,
+    port,
+    socket,
+    user,
+    password,
+    database,
+    params: rest,
+  };
+}
+
+function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
+  const { socket: socketParam, ...rest } = p.params;
+  let socket = socketParam;
+  let host = p.host;
+  if (socket === undefined && host === undefined) {
+    if (env.MYSQL_UNIX_PORT && !env.MYSQL_HOST) socket = env.MYSQL_UNIX_PORT;
+    else host = env.MYSQL_HOST ?? 'localhost';
+  }
+  const port = p.port ?? (env.MYSQL_TCP_PORT ? Number(env.MYSQL_TCP_PORT) : 3306);
+  const user = p.user ?? osUser(env);
+  const password = p.password ?? env.MYSQL_PWD;
+  if (rest.connector !== undefined && rest.connector !== 'mysql2' && rest.connector !== 'mariadb') {
+    throw new UsageError(
+      `unknown MySQL connector '${rest.connector}'`,
+      'use ?connector=mysql2 or ?connector=mariadb',
+    );
+  }
+  return {
+    driver: 'mysql',
+    redactedUrl: '',
+    host: socket ? undefined : host,
+    port,
+    socket,
+    user,
+    password,
+    database: p.database,
+    params: rest,
+  };
+}
+
+function parseSqlite(url: string, scheme: string): Target {
+  // sqlite:PATH, sqlite://PATH (relative), sqlite:///abs/path, sqlite::memory:
+  let rest = url.slice(scheme.length + 1);
+  const q = rest.indexOf('?');
+  const params: Record<string, string> = {};
+  if (q >= 0) {
+    for (const [k, v] of new URLSearchParams(rest.slice(q + 1))) params[k] = v;
+    rest = rest.slice(0, q);
+  }
+  if (rest.startsWith('//')) rest = rest.slice(2);
+  if (rest === '') {
+    throw new UsageError(
+      `malformed database URL '${url}': no file path`,
+      'use sqlite:./file.sqlite or sqlite::memory:',
+    );
+  }
+  const file = rest === ':memory:' ? rest : path.resolve(rest);
+  return { driver: 'sqlite', redactedUrl: `sqlite:${rest}`, path: file, params };
+}
+
+function formatRedacted(scheme: string, t: Target): string {
+  const auth = t.user ? `${encodeURIComponent(t.user)}${t.password ? ':***' : ''}@` : '';
+  const host = t.host ? (t.host.includes(':') ? `[${t.host}]` : t.host) : '';
+  const port = t.host && t.port ? `:${t.port}` : '';
+  const db = t.database ? `/${encodeURIComponent(t.database)}` : '';
+  const qs = new URLSearchParams(t.params);
+  if (t.socket) qs.set(t.driver === 'postgres' ? 'host' : 'socket', t.socket);
+  const q = qs.toString();
+  return `${scheme}://${auth}${host}${port}${db}${q ? `?${q.replace(/%2F/g, '/')}` : ''}`;
+}

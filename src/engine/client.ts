@@ -1,0 +1,361 @@
+/**
+ * One benchmark client: its connection, its `ClientContext` for the workload, and its event loop with the
+ * error policy (retry, reconnect with back-off, ignore, stop). Runs inside a load worker.
+ */
+import { asDbError, type DbError } from '../driver/errors.ts';
+import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
+import { nowUs } from '../metrics/clock.ts';
+import { SeededRandom } from '../workload/random.ts';
+import type {
+  ClientContext,
+  ClientHandler,
+  Statement,
+  StatementKind,
+  StatementOptions,
+  Workload,
+} from '../workload/types.ts';
+import { type ClientSummary, CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
+import type { Recorder } from './recorder.ts';
+
+/** Shared state of one worker that its clients read on the hot path. */
+export interface WorkerState {
+  readonly plan: RunPlan;
+  readonly ctrl: Int32Array;
+  readonly recorder: Recorder;
+  readonly ignore: ReadonlySet<string>;
+  measureAt: number;
+  endAt: number;
+  /** Next interval boundary (epoch µs); crossing it flushes a snapshot. */
+  nextBoundary: number;
+  flush(now: number): void;
+  warmup: { events: number; queries: number; errors: number };
+  /** The first fatal error of this worker. */
+  fatal: DbError | undefined;
+}
+
+/** Guess read/write/other from the first keyword, as sysbench counts them. */
+export function kindOfSql(sql: string): StatementKind {
+  const m = /^\s*(?:\/\*.*?\*\/\s*)*\(?\s*([a-z]+)/is.exec(sql);
+  const w = m?.[1]?.toLowerCase();
+  if (w === 'select' || w === 'with' || w === 'show' || w === 'values' || w === 'table') return 'read';
+  if (
+    w === 'insert' ||
+    w === 'update' ||
+    w === 'delete' ||
+    w === 'replace' ||
+    w === 'merge' ||
+    w === 'upsert'
+  ) {
+    return 'write';
+  }
+  return 'other';
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class Client implements ClientContext {
+  readonly clientId: number;
+  readonly clients: number;
+  readonly driver: Target['driver'];
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly random: SeededRandom;
+
+  conn: Connection;
+  connectMs: number;
+  private readonly w: WorkerState;
+  private readonly dbDriver: Driver;
+  private readonly target: Target;
+  private handler: ClientHandler | undefined;
+  private readonly statements: Statement[] = [];
+  /** Slot in the recorder for each statement id, and for ad-hoc types by name. */
+  private readonly slots: number[] = [];
+  private readonly adhoc = new Map<string, number>();
+  private prepared: (PreparedStatement | undefined)[] = [];
+  private measuring = false;
+  private inTx = false;
+  private readonly txSlots: { begin: number; commit: number; rollback: number };
+  readonly stats: ClientSummary;
+
+  constructor(
+    w: WorkerState,
+    id: number,
+    driver: Driver,
+    target: Target,
+    conn: Connection,
+    connectMs: number,
+    options: Record<string, unknown>,
+  ) {
+    this.w = w;
+    this.clientId = id;
+    this.clients = w.plan.clients;
+    this.driver = target.driver;
+    this.options = options;
+    this.random = new SeededRandom((w.plan.seed ^ Math.imul(id + 1, 0x9e3779b1)) >>> 0);
+    this.dbDriver = driver;
+    this.target = target;
+    this.conn = conn;
+    this.connectMs = connectMs;
+    this.txSlots = {
+      begin: w.recorder.slotOf('begin', 'other'),
+      commit: w.recorder.slotOf('commit', 'other'),
+      rollback: w.recorder.slotOf('rollback', 'other'),
+    };
+    this.stats = { id, events: 0, queries: 0, errors: 0, connectMs, busyUs: 0, aborted: false };
+  }
+
+  async setup(workload: Workload): Promise<void> {
+    this.handler = await workload.client(this);
+  }
+
+  // ---- ClientContext ------------------------------------------------------------------------------
+
+  statement(type: string, sql: string, options?: StatementOptions): Statement {
+    const kind = options?.kind ?? kindOfSql(sql);
+    const s: Statement = { id: this.statements.length, type, sql, kind, prepared: options?.prepare ?? true };
+    this.statements.push(s);
+    this.slots.push(this.w.recorder.slotOf(type, kind));
+    return s;
+  }
+
+  async run(stmt: Statement, params?: readonly unknown[]): Promise<number> {
+    const slot = this.slots[stmt.id] as number;
+    let p: PreparedStatement | undefined;
+    if (stmt.prepared) {
+      p = this.prepared[stmt.id];
+      if (p === undefined) {
+        try {
+          p = await this.conn.prepare(stmt.sql);
+        } catch (e) {
+          this.statementFailed(slot);
+          throw e;
+        }
+        this.prepared[stmt.id] = p;
+      }
+    }
+    const t0 = nowUs();
+    let n: number;
+    try {
+      n = p !== undefined ? await p.run(params) : await this.conn.query(stmt.sql, params);
+    } catch (e) {
+      this.statementFailed(slot);
+      throw e;
+    }
+    this.statementDone(slot, t0);
+    return n;
+  }
+
+  async query(type: string, sql: string, params?: readonly unknown[]): Promise<number> {
+    const slot = this.adhocSlot(type, sql);
+    const t0 = nowUs();
+    try {
+      const n = await this.conn.query(sql, params);
+      this.statementDone(slot, t0);
+      return n;
+    } catch (e) {
+      this.statementFailed(slot);
+      throw e;
+    }
+  }
+
+  async all(type: string, sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    const slot = this.adhocSlot(type, sql);
+    const t0 = nowUs();
+    try {
+      const rows = await this.conn.all(sql, params);
+      this.statementDone(slot, t0);
+      return rows;
+    } catch (e) {
+      this.statementFailed(slot);
+      throw e;
+    }
+  }
+
+  async begin(): Promise<void> {
+    const t0 = nowUs();
+    try {
+      await this.conn.begin();
+    } catch (e) {
+      this.statementFailed(this.txSlots.begin);
+      throw e;
+    }
+    this.inTx = true;
+    this.statementDone(this.txSlots.begin, t0);
+  }
+
+  async commit(): Promise<void> {
+    const t0 = nowUs();
+    try {
+      await this.conn.commit();
+    } catch (e) {
+      this.statementFailed(this.txSlots.commit);
+      throw e;
+    } finally {
+      this.inTx = false;
+    }
+    this.statementDone(this.txSlots.commit, t0);
+  }
+
+  async rollback(): Promise<void> {
+    const t0 = nowUs();
+    this.inTx = false;
+    try {
+      await this.conn.rollback();
+    } catch (e) {
+      this.statementFailed(this.txSlots.rollback);
+      throw e;
+    }
+    this.statementDone(this.txSlots.rollback, t0);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return sleep(ms);
+  }
+
+  // ---- recording ----------------------------------------------------------------------------------
+
+  private adhocSlot(type: string, sql: string): number {
+    let slot = this.adhoc.get(type);
+    if (slot === undefined) {
+      slot = this.w.recorder.slotOf(type, kindOfSql(sql));
+      this.adhoc.set(type, slot);
+    }
+    return slot;
+  }
+
+  private statementDone(slot: number, t0: number): void {
+    const t1 = nowUs();
+    if (this.measuring) {
+      this.w.recorder.record(slot, t1 - t0);
+      this.stats.queries++;
+      if (t1 >= this.w.nextBoundary) this.w.flush(t1);
+    } else {
+      this.w.warmup.queries++;
+    }
+  }
+
+  private statementFailed(slot: number): void {
+    if (this.measuring) this.w.recorder.typeError(slot);
+  }
+
+  // ---- the event loop -----------------------------------------------------------------------------
+
+  /** Run events until a limit, a stop request or a fatal error. */
+  async loop(): Promise<void> {
+    const w = this.w;
+    const { rounds, events } = w.plan;
+    const ctrl = w.ctrl;
+    let done = 0;
+    for (;;) {
+      if (ctrl[CTRL_STOP] !== 0) break;
+      const start = nowUs();
+      if (start >= w.endAt) break;
+      this.measuring = start >= w.measureAt;
+      if (this.measuring) {
+        if (rounds !== undefined && done >= rounds) break;
+        if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) break;
+      }
+      const outcome = await this.runEvent();
+      if (outcome === 'stop') break;
+      const end = nowUs();
+      if (this.measuring) {
+        done++;
+        this.stats.busyUs += end - start;
+        if (outcome === 'ok') {
+          this.stats.events++;
+          w.recorder.recordEvent(end - start);
+        } else {
+          this.stats.errors++;
+        }
+        if (end >= w.nextBoundary) w.flush(end);
+      } else if (outcome === 'ok') {
+        w.warmup.events++;
+      } else {
+        w.warmup.errors++;
+      }
+    }
+  }
+
+  /** One event with the error policy; 'failed' is an event that ended in an ignored error. */
+  private async runEvent(): Promise<'ok' | 'failed' | 'stop'> {
+    const w = this.w;
+    const handler = this.handler as ClientHandler;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handler.event();
+        if (this.inTx) {
+          // A workload that leaves a transaction open would hold locks across events; close it.
+          this.inTx = false;
+          await this.conn.commit();
+        }
+        return 'ok';
+      } catch (e) {
+        const err = asDbError(e);
+        if (err.kind === 'reconnect') {
+          if (this.measuring) w.recorder.recordError(err, true);
+          if (!(await this.reconnect(err))) return 'stop';
+          if (this.measuring) w.recorder.reconnect();
+          if (w.ctrl[CTRL_STOP] !== 0) return 'stop';
+          continue;
+        }
+        if (this.inTx) {
+          this.inTx = false;
+          await this.conn.rollback().catch(() => {});
+        }
+        if (err.kind === 'retryable' && attempt < w.plan.maxTries) {
+          if (this.measuring) {
+            w.recorder.recordError(err, true);
+            w.recorder.retry();
+          }
+          if (w.ctrl[CTRL_STOP] !== 0) return 'stop';
+          continue;
+        }
+        if (err.kind === 'retryable' || err.matches(w.ignore)) {
+          // Out of tries (counted as a failed event, as pgbench does), or an error --ignore-errors names.
+          if (this.measuring) w.recorder.recordError(err, true);
+          return 'failed';
+        }
+        if (this.measuring) w.recorder.recordError(err, false);
+        if (w.fatal === undefined) w.fatal = err;
+        this.stats.aborted = true;
+        this.stats.abortReason = `${err.code}: ${err.message}`;
+        Atomics.store(w.ctrl, CTRL_STOP, 1);
+        return 'stop';
+      }
+    }
+  }
+
+  /** Re-establish the connection with jittered exponential back-off until the reconnect deadline. */
+  private async reconnect(cause: DbError): Promise<boolean> {
+    const w = this.w;
+    await this.conn.close().catch(() => {});
+    this.prepared = [];
+    this.inTx = false;
+    const deadline = Date.now() + w.plan.reconnectTimeoutMs;
+    let delay = 10;
+    for (;;) {
+      if (w.ctrl[CTRL_STOP] !== 0 || nowUs() >= w.endAt) return false;
+      try {
+        this.conn = await this.dbDriver.connect(this.target, { connectTimeoutMs: w.plan.connectTimeoutMs });
+        return true;
+      } catch (e) {
+        const err = asDbError(e);
+        if (Date.now() >= deadline || err.kind === 'fatal') {
+          this.stats.aborted = true;
+          this.stats.abortReason = `connection lost (${cause.code}) and not re-established: ${err.code}: ${err.message}`;
+          return false;
+        }
+      }
+      await sleep(delay * (0.5 + this.random.next()));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.handler?.close?.();
+    } catch {
+      // closing is best effort: the measurement is over
+    }
+    await this.conn.close().catch(() => {});
+  }
+}

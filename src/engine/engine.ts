@@ -1,0 +1,423 @@
+/**
+ * The engine: spreads the clients of a run over load workers, starts them together, merges their interval
+ * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
+ * outcome to `buildRunResult`.
+ */
+import os from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { DbError, type SerializedDbError } from '../driver/errors.ts';
+import { nowUs } from '../metrics/clock.ts';
+import { decodeHistogram, type Histogram, mergingHistogram, percentileMs } from '../metrics/histogram.ts';
+import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
+import type { StatementKind } from '../workload/types.ts';
+import {
+  type ClientSummary,
+  type CounterSnapshot,
+  CTRL_SIZE,
+  CTRL_STOP,
+  type FailMessage,
+  type FromWorker,
+  type RunPlan,
+} from './protocol.ts';
+import { spawnLoadWorker } from './spawn.ts';
+
+export interface TypeAccumulator {
+  kind: StatementKind;
+  count: number;
+  errors: number;
+  hist: Histogram;
+}
+
+export interface EngineOutcome {
+  plan: RunPlan;
+  workers: number;
+  serverVersion: string;
+  sessionIds: number[];
+  startedAt: Date;
+  /** Seconds of the measured part. */
+  elapsedS: number;
+  types: Map<string, TypeAccumulator>;
+  events: { count: number; hist: Histogram };
+  errors: ErrorCount[];
+  retries: number;
+  reconnects: number;
+  intervals: IntervalPoint[];
+  clients: ClientSummary[];
+  connectMs: number[];
+  warmup: { elapsedS: number; events: number; queries: number } | undefined;
+  cpu: { userS: number; systemS: number };
+  /** Why the run stopped early, if it did. */
+  stopReason: 'interrupted' | 'fatal' | 'stuck' | undefined;
+  fatal: DbError | undefined;
+  stuckWorkers: number;
+}
+
+export interface EngineHooks {
+  /** An interval is complete (all workers reported it). */
+  onInterval?(point: IntervalPoint): void;
+  /** Connections are up; measurement is about to start. */
+  onStart?(info: { serverVersion: string; clients: number; workers: number }): void;
+}
+
+/** Why a run could not start: a client failed to load, connect or set up. */
+export class StartError extends Error {
+  readonly phase: FailMessage['phase'];
+  readonly error: DbError;
+  readonly clientId: number | undefined;
+  constructor(f: FailMessage) {
+    super(f.error.message);
+    this.phase = f.phase;
+    this.error = DbError.fromJSON(f.error);
+    this.clientId = f.clientId;
+  }
+}
+
+/** Default number of load workers: SQLite needs one per client; network clients share one per core. */
+export function defaultWorkers(driver: RunPlan['target']['driver'], clients: number): number {
+  if (driver === 'sqlite') return clients;
+  return Math.max(1, Math.min(clients, 1));
+}
+
+interface IntervalAcc {
+  reported: number;
+  snap: CounterSnapshot[];
+}
+
+export class Engine {
+  private readonly plan: RunPlan;
+  private readonly hooks: EngineHooks;
+  private readonly ctrlBuf = new SharedArrayBuffer(CTRL_SIZE * 4);
+  private readonly ctrl = new Int32Array(this.ctrlBuf);
+  private stopReason: EngineOutcome['stopReason'];
+  private stopRequestedAt: number | undefined;
+  private wake: (() => void) | undefined;
+  private readonly nWorkers: number;
+  /** Grace for in-flight statements after a stop or the deadline, before workers are terminated. */
+  private readonly graceMs: number;
+
+  constructor(plan: RunPlan, workers: number, hooks: EngineHooks = {}, graceMs = 5000) {
+    this.plan = plan;
+    this.hooks = hooks;
+    this.nWorkers = Math.max(1, Math.min(workers, plan.clients));
+    this.graceMs = graceMs;
+  }
+
+  /** Ask the run to stop: clients finish their current event and the result so far is kept. */
+  stop(reason: 'interrupted'): void {
+    if (this.stopRequestedAt !== undefined) return;
+    this.stopReason = reason;
+    this.stopRequestedAt = Date.now();
+    Atomics.store(this.ctrl, CTRL_STOP, 1);
+    this.wake?.();
+  }
+
+  async run(): Promise<EngineOutcome> {
+    const plan = this.plan;
+    const n = this.nWorkers;
+    const assign: number[][] = Array.from({ length: n }, () => []);
+    for (let id = 0; id < plan.clients; id++) (assign[id % n] as number[]).push(id);
+
+    const workers: Worker[] = [];
+    const done = new Array<boolean>(n).fill(false);
+    const lastIdx = new Array<number>(n).fill(-1);
+    const intervals = new Map<number, IntervalAcc>();
+    const types = new Map<string, TypeAccumulator>();
+    const events = { count: 0, hist: mergingHistogram() };
+    const errors = new Map<string, ErrorCount>();
+    let retries = 0;
+    let reconnects = 0;
+    const points: IntervalPoint[] = [];
+    let emitted = -1;
+    const clientStats: ClientSummary[] = [];
+    const connectMs: number[] = [];
+    const sessionIds: number[] = [];
+    let serverVersion = '';
+    let ready = 0;
+    let startFail: FailMessage | undefined;
+    let fatal: SerializedDbError | undefined;
+    const warm = { elapsedUs: 0, events: 0, queries: 0 };
+    let lastEndUs = 0;
+    let measureAt = 0;
+    let endAt = Number.POSITIVE_INFINITY;
+    const intervalUs = plan.reportIntervalS * 1e6;
+
+    let notify: () => void = () => {};
+    const changed = (): Promise<void> =>
+      new Promise((r) => {
+        notify = r;
+      });
+
+    const mergeCounters = (s: CounterSnapshot): void => {
+      for (const t of s.types) {
+        let acc = types.get(t.name);
+        if (acc === undefined) {
+          acc = { kind: t.kind, count: 0, errors: 0, hist: mergingHistogram() };
+          types.set(t.name, acc);
+        }
+        acc.count += t.count;
+        acc.errors += t.errors;
+        if (t.hist) acc.hist.add(decodeHistogram(t.hist));
+      }
+      events.count += s.events;
+      if (s.eventHist) events.hist.add(decodeHistogram(s.eventHist));
+      retries += s.retries;
+      reconnects += s.reconnects;
+      for (const e of s.errors) {
+        const key = `${e.kind}:${e.code}:${e.ignored}`;
+        const acc = errors.get(key);
+        if (acc) acc.count += e.count;
+        else errors.set(key, { ...e });
+      }
+    };
+
+    const interval = (idx: number): IntervalAcc => {
+      let acc = intervals.get(idx);
+      if (acc === undefined) {
+        acc = { reported: 0, snap: [] };
+        intervals.set(idx, acc);
+      }
+      return acc;
+    };
+
+    /** Build the point of every interval that all workers have reported. */
+    const emitComplete = (final: boolean): void => {
+      const maxKey = Math.max(emitted, ...intervals.keys());
+      const upTo = final ? maxKey : Math.min(maxKey, ...lastIdx);
+      for (let idx = emitted + 1; idx <= upTo; idx++) {
+        const acc = intervals.get(idx) ?? { reported: 0, snap: [] };
+        intervals.delete(idx);
+        const stmt = mergingHistogram();
+        const ev = mergingHistogram();
+        const p: IntervalPoint = {
+          t: 0,
+          dur: 0,
+          queries: 0,
+          events: 0,
+          qps: 0,
+          eps: 0,
+          p95_ms: 0,
+          event_p95_ms: 0,
+          errors: 0,
+          retries: 0,
+          reconnects: 0,
+          reads: 0,
+          writes: 0,
+          others: 0,
+        };
+        for (const s of acc.snap) {
+          for (const t of s.types) {
+            p.queries += t.count;
+            if (t.kind === 'read') p.reads += t.count;
+            else if (t.kind === 'write') p.writes += t.count;
+            else p.others += t.count;
+            if (t.hist) stmt.add(decodeHistogram(t.hist));
+          }
+          p.events += s.events;
+          if (s.eventHist) ev.add(decodeHistogram(s.eventHist));
+          for (const e of s.errors) p.errors += e.count;
+          p.retries += s.retries;
+          p.reconnects += s.reconnects;
+        }
+        const startS = idx * plan.reportIntervalS;
+        const endS =
+          final && idx === upTo && lastEndUs > 0
+            ? (lastEndUs - measureAt) / 1e6
+            : startS + plan.reportIntervalS;
+        p.t = round3(Math.max(startS, Math.min(endS, startS + plan.reportIntervalS)));
+        p.dur = round3(p.t - startS);
+        const d = p.dur > 0 ? p.dur : plan.reportIntervalS;
+        p.qps = round2(p.queries / d);
+        p.eps = round2(p.events / d);
+        p.p95_ms = percentileMs(stmt, 95);
+        p.event_p95_ms = percentileMs(ev, 95);
+        if (p.dur > 0 || p.queries > 0 || p.events > 0 || p.errors > 0) {
+          points.push(p);
+          this.hooks.onInterval?.(p);
+        }
+        emitted = idx;
+      }
+    };
+
+    const cpu0 = process.cpuUsage();
+    let cpuStart = cpu0;
+    const startedAt = new Date();
+
+    try {
+      for (let i = 0; i < n; i++) {
+        const w = spawnLoadWorker();
+        workers.push(w);
+        w.on('message', (m: FromWorker) => {
+          switch (m.type) {
+            case 'ready':
+              ready++;
+              connectMs.push(...m.connectMs);
+              sessionIds.push(...m.sessionIds);
+              if (!serverVersion) serverVersion = m.serverVersion;
+              break;
+            case 'fail':
+              startFail ??= m;
+              break;
+            case 'interval': {
+              const acc = interval(m.idx);
+              acc.reported++;
+              acc.snap.push(m);
+              mergeCounters(m);
+              lastIdx[m.workerIndex] = m.idx;
+              emitComplete(false);
+              break;
+            }
+            case 'done': {
+              const acc = interval(m.last.idx);
+              acc.snap.push(m.last);
+              mergeCounters(m.last);
+              lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
+              done[m.workerIndex] = true;
+              clientStats.push(...m.clients);
+              warm.events += m.warmup.events;
+              warm.queries += m.warmup.types.reduce((a, t) => a + t.count, 0);
+              warm.elapsedUs = Math.max(warm.elapsedUs, m.warmup.elapsedUs);
+              lastEndUs = Math.max(lastEndUs, m.lastEndUs);
+              if (m.fatal && fatal === undefined) fatal = m.fatal;
+              break;
+            }
+          }
+          notify();
+        });
+        w.on('error', (e: Error) => {
+          startFail ??= {
+            type: 'fail',
+            workerIndex: i,
+            phase: 'load',
+            error: { kind: 'fatal', code: 'WORKER_ERROR', message: e.message, sqlState: undefined },
+          };
+          if (ready === n) {
+            // A worker died mid-run: treat it as stopped.
+            done[i] = true;
+            lastIdx[i] = Number.POSITIVE_INFINITY;
+            fatal ??= startFail.error;
+            Atomics.store(this.ctrl, CTRL_STOP, 1);
+          }
+          notify();
+        });
+        w.postMessage({ type: 'init', plan, workerIndex: i, clientIds: assign[i], ctrl: this.ctrlBuf });
+      }
+
+      // Connect phase.
+      while (ready < n && startFail === undefined && this.stopReason === undefined) await changed();
+      if (startFail !== undefined) throw new StartError(startFail);
+      if (this.stopReason !== undefined)
+        throw new StartError({
+          type: 'fail',
+          workerIndex: 0,
+          phase: 'connect',
+          error: {
+            kind: 'fatal',
+            code: 'INTERRUPTED',
+            message: 'interrupted before the run started',
+            sqlState: undefined,
+          },
+        });
+
+      // Start everyone together, a little in the future so that the message reaches every worker first.
+      const startAt = nowUs() + 20_000;
+      measureAt = startAt + plan.warmupS * 1e6;
+      endAt = plan.timeS !== undefined ? measureAt + plan.timeS * 1e6 : Number.POSITIVE_INFINITY;
+      this.hooks.onStart?.({ serverVersion, clients: plan.clients, workers: n });
+      for (const w of workers) w.postMessage({ type: 'start', startAt, measureAt, endAt });
+      const cpuTimer = setTimeout(
+        () => {
+          cpuStart = process.cpuUsage();
+        },
+        Math.max(0, (measureAt - nowUs()) / 1000),
+      );
+
+      // Run phase: wait for every worker, enforcing the deadline and the stop grace.
+      let stuck = 0;
+      for (;;) {
+        if (done.every(Boolean)) break;
+        const now = Date.now();
+        const deadlineMs = (endAt - nowUs()) / 1000;
+        const limits: number[] = [];
+        if (Number.isFinite(deadlineMs)) limits.push(deadlineMs + this.graceMs);
+        if (this.stopRequestedAt !== undefined) limits.push(this.stopRequestedAt + this.graceMs - now);
+        if (fatal !== undefined) Atomics.store(this.ctrl, CTRL_STOP, 1);
+        const wait = limits.length ? Math.min(...limits) : Number.POSITIVE_INFINITY;
+        if (wait <= 0) {
+          stuck = done.filter((d) => !d).length;
+          break;
+        }
+        await Promise.race([
+          changed(),
+          new Promise<void>((r) => {
+            this.wake = r;
+            if (Number.isFinite(wait)) setTimeout(r, Math.min(wait, 1000)).unref();
+          }),
+        ]);
+      }
+      clearTimeout(cpuTimer);
+      const cpu = process.cpuUsage(cpuStart);
+      const stopUs = nowUs();
+      if (stuck > 0) {
+        Atomics.store(this.ctrl, CTRL_STOP, 1);
+        for (let i = 0; i < n; i++) {
+          if (!done[i]) {
+            await workers[i]?.terminate();
+            for (const id of assign[i] ?? []) {
+              clientStats.push({
+                id,
+                events: 0,
+                queries: 0,
+                errors: 0,
+                connectMs: 0,
+                busyUs: 0,
+                aborted: true,
+                abortReason: `did not stop within ${this.graceMs / 1000} s of the deadline (blocked in a statement)`,
+              });
+            }
+          }
+        }
+        lastEndUs = Math.max(lastEndUs, Math.min(stopUs, endAt));
+      }
+      emitComplete(true);
+
+      const elapsedS = lastEndUs > 0 ? (lastEndUs - measureAt) / 1e6 : 0;
+      clientStats.sort((a, b) => a.id - b.id);
+      const fatalErr = fatal ? DbError.fromJSON(fatal) : undefined;
+      return {
+        plan,
+        workers: n,
+        serverVersion,
+        sessionIds,
+        startedAt,
+        elapsedS: Math.max(0, elapsedS),
+        types,
+        events,
+        errors: [...errors.values()].sort((a, b) => b.count - a.count),
+        retries,
+        reconnects,
+        intervals: points,
+        clients: clientStats,
+        connectMs,
+        warmup:
+          plan.warmupS > 0
+            ? { elapsedS: warm.elapsedUs / 1e6, events: warm.events, queries: warm.queries }
+            : undefined,
+        cpu: { userS: cpu.user / 1e6, systemS: cpu.system / 1e6 },
+        stopReason: fatalErr ? 'fatal' : stuck > 0 ? 'stuck' : this.stopReason,
+        fatal: fatalErr,
+        stuckWorkers: stuck,
+      };
+    } finally {
+      await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));
+    }
+  }
+}
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+function round3(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+export const cpuCount = (): number => os.availableParallelism?.() ?? os.cpus().length;

@@ -1,0 +1,124 @@
+/**
+ * Messages between the engine (main thread) and its load workers. Everything here is structured-clone safe.
+ * Control that must reach a worker busy in a synchronous loop (SQLite) goes through shared memory instead:
+ * see `CTRL_*`.
+ */
+import type { SerializedDbError } from '../driver/errors.ts';
+import type { Target } from '../driver/types.ts';
+import type { StatementKind, WorkloadRef } from '../workload/types.ts';
+
+/** Int32 slots of the shared control array. */
+export const CTRL_STOP = 0; // 1 = stop before the next event
+export const CTRL_EVENTS = 1; // measured events claimed so far (for --events)
+export const CTRL_SIZE = 2;
+
+export interface RunPlan {
+  workload: WorkloadRef;
+  /** Target for every client (passwords included: this never leaves the process). */
+  target: Target;
+  /** When true, the workload's own per-client targets (smack `client` blocks) are ignored. */
+  targetOverridden: boolean;
+  clients: number;
+  rounds: number | undefined;
+  events: number | undefined;
+  timeS: number | undefined;
+  warmupS: number;
+  reportIntervalS: number;
+  maxTries: number;
+  ignoreErrors: string[];
+  connectTimeoutMs: number;
+  reconnectTimeoutMs: number;
+  seed: number;
+}
+
+export interface InitMessage {
+  type: 'init';
+  plan: RunPlan;
+  workerIndex: number;
+  clientIds: number[];
+  ctrl: SharedArrayBuffer;
+}
+
+export interface StartMessage {
+  type: 'start';
+  /** Epoch microseconds: warm-up starts, measurement starts, deadline (Infinity for no time limit). */
+  startAt: number;
+  measureAt: number;
+  endAt: number;
+}
+
+export type ToWorker = InitMessage | StartMessage | { type: 'close' };
+
+export interface TypeSnapshot {
+  name: string;
+  kind: StatementKind;
+  count: number;
+  errors: number;
+  /** Encoded histogram, absent when count is 0. */
+  hist?: string;
+}
+
+export interface ErrorSnapshot {
+  code: string;
+  kind: 'retryable' | 'reconnect' | 'fatal';
+  count: number;
+  ignored: boolean;
+  message: string;
+}
+
+export interface CounterSnapshot {
+  types: TypeSnapshot[];
+  events: number;
+  eventHist?: string;
+  errors: ErrorSnapshot[];
+  retries: number;
+  reconnects: number;
+}
+
+export interface IntervalMessage extends CounterSnapshot {
+  type: 'interval';
+  workerIndex: number;
+  idx: number;
+}
+
+export interface ReadyMessage {
+  type: 'ready';
+  workerIndex: number;
+  connectMs: number[];
+  serverVersion: string;
+  sessionIds: number[];
+}
+
+export interface ClientSummary {
+  id: number;
+  events: number;
+  queries: number;
+  errors: number;
+  connectMs: number;
+  busyUs: number;
+  aborted: boolean;
+  abortReason?: string;
+}
+
+export interface DoneMessage {
+  type: 'done';
+  workerIndex: number;
+  /** The last, partial interval. */
+  last: IntervalMessage;
+  warmup: CounterSnapshot & { elapsedUs: number };
+  clients: ClientSummary[];
+  /** Epoch µs when this worker's last measured event ended (0 if none). */
+  lastEndUs: number;
+  /** A fatal error that stopped this worker (and the run). */
+  fatal?: SerializedDbError;
+}
+
+export interface FailMessage {
+  type: 'fail';
+  workerIndex: number;
+  phase: 'load' | 'connect' | 'setup';
+  error: SerializedDbError;
+  clientId?: number;
+}
+
+export type FromWorker = ReadyMessage | IntervalMessage | DoneMessage | FailMessage;

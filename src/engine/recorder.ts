@@ -1,0 +1,106 @@
+/**
+ * Per-worker recorder: statement and event latencies into histograms per statement type, counters and
+ * errors. It keeps only the current interval; the engine merges intervals exactly in the main thread.
+ */
+import type { DbError } from '../driver/errors.ts';
+import { encodeHistogram, HIGHEST_US, type Histogram, recordingHistogram } from '../metrics/histogram.ts';
+import type { StatementKind } from '../workload/types.ts';
+import type { CounterSnapshot, ErrorSnapshot, TypeSnapshot } from './protocol.ts';
+
+interface TypeSlot {
+  name: string;
+  kind: StatementKind;
+  hist: Histogram;
+  count: number;
+  errors: number;
+}
+
+const clamp = (us: number): number => (us < 1 ? 1 : us > HIGHEST_US ? HIGHEST_US : Math.round(us));
+
+export class Recorder {
+  private readonly slots: TypeSlot[] = [];
+  private readonly byName = new Map<string, number>();
+  private readonly eventHist: Histogram = recordingHistogram();
+  private events = 0;
+  private retries = 0;
+  private reconnects = 0;
+  private readonly errors = new Map<string, ErrorSnapshot>();
+
+  /** The slot index of a statement type, created on first use. */
+  slotOf(name: string, kind: StatementKind): number {
+    let i = this.byName.get(name);
+    if (i === undefined) {
+      i = this.slots.length;
+      this.slots.push({ name, kind, hist: recordingHistogram(), count: 0, errors: 0 });
+      this.byName.set(name, i);
+    }
+    return i;
+  }
+
+  record(slot: number, us: number): void {
+    const s = this.slots[slot] as TypeSlot;
+    s.hist.recordValue(clamp(us));
+    s.count++;
+  }
+
+  typeError(slot: number): void {
+    (this.slots[slot] as TypeSlot).errors++;
+  }
+
+  recordError(err: DbError, ignored: boolean): void {
+    const key = `${err.kind}:${err.code}:${ignored}`;
+    const e = this.errors.get(key);
+    if (e) e.count++;
+    else this.errors.set(key, { code: err.code, kind: err.kind, count: 1, ignored, message: err.message });
+  }
+
+  recordEvent(us: number): void {
+    this.eventHist.recordValue(clamp(us));
+    this.events++;
+  }
+
+  retry(): void {
+    this.retries++;
+  }
+
+  reconnect(): void {
+    this.reconnects++;
+  }
+
+  /** Everything since the last snapshot, encoded; resets the counters. */
+  snapshot(): CounterSnapshot {
+    const types: TypeSnapshot[] = [];
+    for (const s of this.slots) {
+      if (s.count === 0 && s.errors === 0) continue;
+      const t: TypeSnapshot = { name: s.name, kind: s.kind, count: s.count, errors: s.errors };
+      if (s.count > 0) {
+        t.hist = encodeHistogram(s.hist);
+        s.hist.reset();
+      }
+      types.push(t);
+      s.count = 0;
+      s.errors = 0;
+    }
+    const snap: CounterSnapshot = {
+      types,
+      events: this.events,
+      errors: [...this.errors.values()],
+      retries: this.retries,
+      reconnects: this.reconnects,
+    };
+    if (this.events > 0) {
+      snap.eventHist = encodeHistogram(this.eventHist);
+      this.eventHist.reset();
+    }
+    this.events = 0;
+    this.retries = 0;
+    this.reconnects = 0;
+    this.errors.clear();
+    return snap;
+  }
+
+  destroy(): void {
+    for (const s of this.slots) s.hist.destroy();
+    this.eventHist.destroy();
+  }
+}

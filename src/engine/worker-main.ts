@@ -1,0 +1,173 @@
+/**
+ * Entry point of a load worker thread. It owns some of the run's clients (one for SQLite, whose driver
+ * blocks its thread), connects them, waits for the common start, runs them, and streams interval snapshots
+ * to the engine. Stop requests arrive through shared memory, so a busy synchronous loop still sees them.
+ */
+import { parentPort } from 'node:worker_threads';
+import { asDbError, type DbError } from '../driver/errors.ts';
+import { loadDriver } from '../driver/index.ts';
+import { nowUs } from '../metrics/clock.ts';
+import { initHistograms } from '../metrics/histogram.ts';
+import { parseWorkloadOptions } from '../workload/options.ts';
+import { loadWorkload } from '../workload/registry.ts';
+import type { Workload } from '../workload/types.ts';
+import { Client, type WorkerState } from './client.ts';
+import type {
+  DoneMessage,
+  FromWorker,
+  InitMessage,
+  IntervalMessage,
+  StartMessage,
+  ToWorker,
+} from './protocol.ts';
+import { Recorder } from './recorder.ts';
+
+const port = parentPort;
+if (port === null) throw new Error('worker-main.ts must run in a worker thread');
+
+const send = (m: FromWorker): void => port.postMessage(m);
+
+let state: (WorkerState & { workerIndex: number; idx: number; intervalUs: number }) | undefined;
+let clients: Client[] = [];
+let init: InitMessage | undefined;
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'init') void onInit(m);
+  else if (m.type === 'start') void onStart(m);
+  else if (m.type === 'close') port.close();
+});
+
+async function onInit(m: InitMessage): Promise<void> {
+  init = m;
+  const { plan } = m;
+  let phase: 'load' | 'connect' | 'setup' = 'load';
+  let currentClient: number | undefined;
+  try {
+    await initHistograms();
+    const workload: Workload = await loadWorkload(plan.workload);
+    const options = parseWorkloadOptions(workload.name, workload.options, plan.workload.rawOptions);
+    const driver = await loadDriver(plan.target.driver);
+    const recorder = new Recorder();
+    const s = {
+      plan,
+      ctrl: new Int32Array(m.ctrl),
+      recorder,
+      ignore: new Set(plan.ignoreErrors),
+      measureAt: Number.POSITIVE_INFINITY,
+      endAt: Number.POSITIVE_INFINITY,
+      nextBoundary: Number.POSITIVE_INFINITY,
+      warmup: { events: 0, queries: 0, errors: 0 },
+      fatal: undefined as DbError | undefined,
+      workerIndex: m.workerIndex,
+      idx: 0,
+      intervalUs: plan.reportIntervalS * 1e6,
+      flush: (now: number) => flush(now),
+    };
+    state = s;
+    phase = 'connect';
+    const connected = await Promise.all(
+      m.clientIds.map(async (id) => {
+        const target =
+          plan.targetOverridden || workload.targetFor === undefined
+            ? plan.target
+            : workload.targetFor(id, plan.target);
+        const t0 = nowUs();
+        try {
+          const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs });
+          return { id, target, conn, ms: (nowUs() - t0) / 1000 };
+        } catch (e) {
+          currentClient = id;
+          throw e;
+        }
+      }),
+    );
+    clients = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
+    phase = 'setup';
+    for (const c of clients) {
+      currentClient = c.clientId;
+      await c.setup(workload);
+    }
+    send({
+      type: 'ready',
+      workerIndex: m.workerIndex,
+      connectMs: clients.map((c) => c.connectMs),
+      serverVersion: clients[0]?.conn.serverVersion ?? '',
+      sessionIds: clients.map((c) => c.conn.sessionId ?? 0),
+    });
+  } catch (e) {
+    const err = asDbError(e);
+    await Promise.all(clients.map((c) => c.close()));
+    send({
+      type: 'fail',
+      workerIndex: m.workerIndex,
+      phase,
+      error: errorPayload(err, e),
+      ...(currentClient !== undefined ? { clientId: currentClient } : {}),
+    });
+  }
+}
+
+/** Keep the user-facing class of errors that are not database errors (bad input in a workload). */
+function errorPayload(err: DbError, original: unknown): ReturnType<DbError['toJSON']> {
+  const payload = err.toJSON();
+  const name = (original as { name?: unknown })?.name;
+  if (name === 'UsageError' || name === 'InputError') payload.code = name;
+  return payload;
+}
+
+function flush(now: number): void {
+  const s = state;
+  if (s === undefined) return;
+  while (now >= s.nextBoundary) {
+    send(intervalMessage(s.idx));
+    s.idx++;
+    s.nextBoundary = s.measureAt + (s.idx + 1) * s.intervalUs;
+  }
+}
+
+function intervalMessage(idx: number): IntervalMessage {
+  const s = state as NonNullable<typeof state>;
+  return { type: 'interval', workerIndex: s.workerIndex, idx, ...s.recorder.snapshot() };
+}
+
+async function onStart(m: StartMessage): Promise<void> {
+  const s = state;
+  if (s === undefined || init === undefined) return;
+  s.measureAt = m.measureAt;
+  s.endAt = m.endAt;
+  s.nextBoundary = m.measureAt + s.intervalUs;
+  const wait = (m.startAt - nowUs()) / 1000;
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  // Async drivers leave the event loop free between statements: flush idle intervals on a timer too.
+  const timer = setInterval(() => flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
+  await Promise.all(clients.map((c) => c.loop()));
+  clearInterval(timer);
+  const end = nowUs();
+  const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);
+  flush(Math.min(end, s.endAt));
+  const last = intervalMessage(s.idx);
+  const warmSnap = { types: [], events: s.warmup.events, errors: [], retries: 0, reconnects: 0 };
+  const done: DoneMessage = {
+    type: 'done',
+    workerIndex: s.workerIndex,
+    last,
+    warmup: {
+      ...warmSnap,
+      elapsedUs: Math.max(0, Math.min(end, s.measureAt) - m.startAt),
+      types: [
+        {
+          name: '*',
+          kind: 'other',
+          count: s.warmup.queries,
+          errors: s.warmup.errors,
+        },
+      ],
+    },
+    clients: clients.map((c) => c.stats),
+    lastEndUs: measured > 0 ? s.measureAt + measured : 0,
+  };
+  if (s.fatal) done.fatal = s.fatal.toJSON();
+  await Promise.all(clients.map((c) => c.close()));
+  s.recorder.destroy();
+  send(done);
+}

@@ -1,0 +1,18 @@
+/**
+ * The public API for workload modules: `import { defineWorkload } from 'dbsmack'`.
+ */
+export { DbError } from './driver/errors.ts';
+export type { Connection, DriverName, PreparedStatement, Row, Target } from './driver/types.ts';
+export type { RunResult } from './metrics/run-result.ts';
+export { defineWorkload } from './workload/define.ts';
+export type {
+  AdminContext,
+  ClientContext,
+  ClientHandler,
+  OptionSpec,
+  Random,
+  Statement,
+  StatementKind,
+  StatementOptions,
+  Workload,
+} from './workload/types.ts';

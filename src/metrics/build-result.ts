@@ -1,0 +1,131 @@
+import type { Target } from '../driver/types.ts';
+import type { EngineOutcome } from '../engine/engine.ts';
+import { captureEnv } from '../probe/env.ts';
+import { encodeHistogram, summarize } from './histogram.ts';
+import { RUN_SCHEMA, type RunResult, type RunStatus, type TypeResult } from './run-result.ts';
+
+const round = (v: number, d = 2): number => {
+  const f = 10 ** d;
+  return Math.round(v * f) / f;
+};
+
+export interface ResultContext {
+  workloadName: string;
+  options: Record<string, unknown>;
+  target: Target;
+  connector?: string;
+  label?: string;
+}
+
+/** Turn the engine's merged outcome into the versioned RunResult document. */
+export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult {
+  const el = o.elapsedS;
+  const types: Record<string, TypeResult> = {};
+  let queries = 0;
+  for (const [name, t] of [...o.types].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (t.count === 0 && t.errors === 0) continue;
+    types[name] = {
+      kind: t.kind,
+      count: t.count,
+      errors: t.errors,
+      qps: el > 0 ? round(t.count / el) : 0,
+      latency_ms: summarize(t.hist),
+      histogram: encodeHistogram(t.hist),
+    };
+    queries += t.count;
+  }
+  const errors = o.errors.reduce((a, e) => a + e.count, 0);
+  const aborted = o.clients.filter((c) => c.aborted);
+  let status: RunStatus = 'complete';
+  let reason: string | undefined;
+  if (o.stopReason === 'interrupted') {
+    status = 'partial';
+    reason = 'interrupted by a signal';
+  } else if (o.stopReason === 'fatal') {
+    status = queries > 0 || o.events.count > 0 ? 'partial' : 'failed';
+    reason = `stopped by an error: ${o.fatal?.code}: ${o.fatal?.message}`;
+  } else if (o.stopReason === 'stuck') {
+    status = 'partial';
+    reason = `${o.stuckWorkers} worker(s) did not stop in time and were terminated`;
+  } else if (aborted.length > 0) {
+    status = aborted.length === o.plan.clients ? 'failed' : 'partial';
+    reason = `${aborted.length} of ${o.plan.clients} clients aborted: ${aborted[0]?.abortReason ?? ''}`;
+  }
+  const cm = o.connectMs;
+  const cpuS = o.cpu.userS + o.cpu.systemS;
+  const result: RunResult = {
+    schema: RUN_SCHEMA,
+    status,
+    workload: {
+      name: ctx.workloadName,
+      ref: o.plan.workload.ref,
+      options: ctx.options,
+      args: o.plan.workload.args,
+    },
+    target: {
+      driver: ctx.target.driver,
+      url: ctx.target.redactedUrl,
+      server_version: o.serverVersion,
+      ...(ctx.connector ? { connector: ctx.connector } : {}),
+    },
+    clients: o.plan.clients,
+    workers: o.workers,
+    started_at: o.startedAt.toISOString(),
+    elapsed_s: round(el, 3),
+    limits: {
+      ...(o.plan.timeS !== undefined ? { time_s: o.plan.timeS } : {}),
+      ...(o.plan.events !== undefined ? { events: o.plan.events } : {}),
+      ...(o.plan.rounds !== undefined ? { rounds: o.plan.rounds } : {}),
+      warmup_s: o.plan.warmupS,
+      report_interval_s: o.plan.reportIntervalS,
+    },
+    totals: {
+      queries,
+      events: o.events.count,
+      errors,
+      retries: o.retries,
+      reconnects: o.reconnects,
+      qps: el > 0 ? round(queries / el) : 0,
+      eps: el > 0 ? round(o.events.count / el) : 0,
+    },
+    events: {
+      count: o.events.count,
+      latency_ms: summarize(o.events.hist),
+      histogram: encodeHistogram(o.events.hist),
+    },
+    types,
+    connect_ms: {
+      min: cm.length ? round(Math.min(...cm), 3) : 0,
+      mean: cm.length ? round(cm.reduce((a, b) => a + b, 0) / cm.length, 3) : 0,
+      max: cm.length ? round(Math.max(...cm), 3) : 0,
+      count: cm.length,
+    },
+    intervals: o.intervals,
+    errors: o.errors,
+    client_stats: o.clients.map((c) => ({
+      id: c.id,
+      events: c.events,
+      queries: c.queries,
+      errors: c.errors,
+      connect_ms: round(c.connectMs, 3),
+      busy_s: round(c.busyUs / 1e6, 3),
+      aborted: c.aborted,
+    })),
+    client_cpu: {
+      user_s: round(o.cpu.userS, 3),
+      system_s: round(o.cpu.systemS, 3),
+      us_per_query: queries > 0 ? round((cpuS * 1e6) / queries, 2) : 0,
+    },
+    env: captureEnv(),
+  };
+  if (reason !== undefined) result.status_reason = reason;
+  if (o.warmup) {
+    result.warmup = {
+      elapsed_s: round(o.warmup.elapsedS, 3),
+      events: o.warmup.events,
+      queries: o.warmup.queries,
+    };
+  }
+  if (ctx.label !== undefined) result.label = ctx.label;
+  return result;
+}

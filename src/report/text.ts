@@ -1,0 +1,95 @@
+import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import { fmtMs, fmtRate, table } from './format.ts';
+
+/** The default human-readable summary of one run. */
+export function renderRunText(r: RunResult): string {
+  const out: string[] = [];
+  const limit =
+    r.limits.events !== undefined
+      ? `${r.limits.events} events`
+      : r.limits.rounds !== undefined
+        ? `${r.limits.rounds} rounds per client`
+        : `${r.limits.time_s ?? 0} s`;
+  out.push(`dbsmack ${r.workload.name} on ${r.target.url} (${r.target.server_version || r.target.driver})`);
+  out.push(
+    `${r.clients} client${r.clients === 1 ? '' : 's'} in ${r.workers} worker${r.workers === 1 ? '' : 's'}, ` +
+      `limit ${limit}${r.limits.warmup_s > 0 ? `, warm-up ${r.limits.warmup_s} s` : ''}, ` +
+      `measured ${r.elapsed_s.toFixed(3)} s, status ${r.status}`,
+  );
+  if (r.status !== 'complete' && r.status_reason) {
+    out.push(`${r.status.toUpperCase()}: ${r.status_reason}; the figures below cover what was measured.`);
+  }
+  out.push('');
+  const rows = Object.entries(r.types).map(([name, t]) => [
+    name,
+    String(t.count),
+    String(t.errors),
+    fmtRate(t.qps),
+    fmtMs(t.latency_ms.min),
+    fmtMs(t.latency_ms.mean),
+    fmtMs(t.latency_ms.p50),
+    fmtMs(t.latency_ms.p95),
+    fmtMs(t.latency_ms.p99),
+    fmtMs(t.latency_ms.max),
+  ]);
+  const e = r.events;
+  rows.push([
+    'event',
+    String(e.count),
+    String(r.totals.errors),
+    fmtRate(r.totals.eps),
+    fmtMs(e.latency_ms.min),
+    fmtMs(e.latency_ms.mean),
+    fmtMs(e.latency_ms.p50),
+    fmtMs(e.latency_ms.p95),
+    fmtMs(e.latency_ms.p99),
+    fmtMs(e.latency_ms.max),
+  ]);
+  out.push(
+    table(['statement', 'count', 'errors', 'per sec', 'min', 'mean', 'p50', 'p95', 'p99', 'max ms'], rows),
+  );
+  out.push('');
+  const t = r.totals;
+  out.push(
+    `totals: ${t.queries} queries (${fmtRate(t.qps)}/s), ${t.events} events (${fmtRate(t.eps)}/s), ` +
+      `${t.errors} errors, ${t.retries} retries, ${t.reconnects} reconnects`,
+  );
+  const c = r.connect_ms;
+  if (c.count > 0) {
+    out.push(
+      `connect: ${c.count} connection${c.count === 1 ? '' : 's'}, min ${fmtMs(c.min)} / mean ${fmtMs(c.mean)} / max ${fmtMs(c.max)} ms`,
+    );
+  }
+  if (r.warmup) out.push(`warm-up: ${r.warmup.events} events, ${r.warmup.queries} queries (not counted)`);
+  out.push(
+    `dbsmack CPU: ${r.client_cpu.us_per_query.toFixed(1)} µs per query (user ${r.client_cpu.user_s.toFixed(2)} s, system ${r.client_cpu.system_s.toFixed(2)} s)`,
+  );
+  if (r.errors.length > 0) {
+    out.push('');
+    out.push('errors:');
+    for (const er of r.errors) {
+      const what =
+        er.kind === 'retryable'
+          ? 'retried'
+          : er.kind === 'reconnect'
+            ? 'reconnected'
+            : er.ignored
+              ? 'ignored'
+              : 'fatal';
+      out.push(`  ${String(er.count).padStart(8)}  ${er.code} (${what}): ${er.message}`);
+    }
+  }
+  const aborted = r.client_stats.filter((s) => s.aborted).length;
+  if (aborted > 0) out.push(`aborted clients: ${aborted} of ${r.clients}`);
+  return `${out.join('\n')}\n`;
+}
+
+/** One progress line per interval, sysbench-style, for stderr. */
+export function renderIntervalLine(p: IntervalPoint, clients: number): string {
+  const d = p.dur > 0 ? p.dur : 1;
+  return (
+    `[ ${p.t.toFixed(p.t % 1 === 0 ? 0 : 1)}s ] clients: ${clients} eps: ${fmtRate(p.eps)} qps: ${fmtRate(p.qps)} ` +
+    `(r/w/o: ${fmtRate(p.reads / d)}/${fmtRate(p.writes / d)}/${fmtRate(p.others / d)}) ` +
+    `lat (ms,95%): ${fmtMs(p.p95_ms)} err/s: ${fmtRate(p.errors / d)} reconn/s: ${fmtRate(p.reconnects / d)}`
+  );
+}

@@ -1,0 +1,22 @@
+import { defineWorkload } from '../define.ts';
+
+/** `SELECT 1` once per event: the smallest unit of client overhead, used to measure dbsmack itself. */
+export default defineWorkload({
+  name: 'select1',
+  description: 'SELECT 1 once per event: the smallest unit of client overhead',
+  options: {
+    prepared: {
+      type: 'bool',
+      default: true,
+      description: 'prepare the statement on the server (off: text protocol)',
+    },
+  },
+  client(ctx) {
+    const stmt = ctx.statement('select1', 'SELECT 1', { prepare: ctx.options.prepared as boolean });
+    return {
+      event: async () => {
+        await ctx.run(stmt);
+      },
+    };
+  },
+});

@@ -1,0 +1,123 @@
+/**
+ * The workload model. A workload produces *events* (a super-smack round, a sysbench transaction, a user
+ * function); each event runs *statements* on one connection through a `ClientContext`, and the engine times
+ * both. This is also the public API users write their own workloads against (see `define.ts`).
+ */
+import type { Connection, DriverName, Row, Target } from '../driver/types.ts';
+
+/** What a statement does, for sysbench-style read/write/other counting. */
+export type StatementKind = 'read' | 'write' | 'other';
+
+/** A declared statement; create with `ctx.statement()`, run with `ctx.run()`. */
+export interface Statement {
+  readonly id: number;
+  /** The statement type its latency is recorded under (e.g. `point_select`). */
+  readonly type: string;
+  readonly sql: string;
+  readonly kind: StatementKind;
+  /** Server-side prepared (default) or sent as text each time. */
+  readonly prepared: boolean;
+}
+
+export interface StatementOptions {
+  /** Prepare on the server once per connection (default true). */
+  prepare?: boolean;
+  /** Override the read/write/other classification guessed from the first SQL keyword. */
+  kind?: StatementKind;
+}
+
+/** Seeded per-client random numbers. */
+export interface Random {
+  /** Uniform float in [0, 1). */
+  next(): number;
+  /** Uniform integer in [min, max], both inclusive. */
+  int(min: number, max: number): number;
+}
+
+/** Per-client API handed to a workload inside its worker. Every call is timed by the engine. */
+export interface ClientContext {
+  /** 0-based index of this client among all clients of the run. */
+  readonly clientId: number;
+  /** Number of clients in the run. */
+  readonly clients: number;
+  readonly driver: DriverName;
+  /** The workload's options, parsed and defaulted. */
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly random: Random;
+  /** Declare a statement (usually in `client()`); prepared lazily on first use and again after a reconnect. */
+  statement(type: string, sql: string, options?: StatementOptions): Statement;
+  /** Run a declared statement; resolves to rows returned or affected. */
+  run(stmt: Statement, params?: readonly unknown[]): Promise<number>;
+  /** Run ad-hoc SQL with the text protocol, recorded under `type`. */
+  query(type: string, sql: string, params?: readonly unknown[]): Promise<number>;
+  /** Run SQL and return its rows, recorded under `type`. */
+  all(type: string, sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  begin(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  /** Pause this client (not counted as statement latency). */
+  sleep(ms: number): Promise<void>;
+}
+
+/** What `client()` returns: the per-client event function and an optional close hook. */
+export interface ClientHandler {
+  event(): Promise<void> | void;
+  close?(): Promise<void> | void;
+}
+
+/** Context for `prepare` and `cleanup`, which run once in the main thread. */
+export interface AdminContext {
+  readonly target: Target;
+  readonly driver: DriverName;
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Parallelism the user asked for (`--threads`/`--clients`). */
+  readonly threads: number;
+  /** A connection opened for the admin work. */
+  readonly conn: Connection;
+  /** Run `fn` on `n` connections at once (e.g. loading tables in parallel), each with its own connection. */
+  parallel(n: number, fn: (conn: Connection, index: number) => Promise<void>): Promise<void>;
+  /** Progress messages; they go to stderr. */
+  log(message: string): void;
+}
+
+export type OptionType = 'int' | 'number' | 'bool' | 'string';
+
+/** A workload option, given on the command line as `--name value` (dashes or underscores). */
+export interface OptionSpec {
+  type: OptionType;
+  default: number | boolean | string | undefined;
+  description: string;
+  /** Allowed values for a string option. */
+  choices?: readonly string[];
+}
+
+/** A workload: built in, compiled from a `.smack` file, or exported by a user's module. */
+export interface Workload {
+  name: string;
+  description?: string;
+  options?: Record<string, OptionSpec>;
+  /** Run defaults the workload brings (a smack file's `create_threads` and `set_num_rounds`). */
+  defaults?: { clients?: number; rounds?: number };
+  /** Per-client connection override (a smack `client` block's host/user/db), applied unless `--db` is given. */
+  targetFor?(clientId: number, base: Target): Target;
+  /** Create tables and load data (`dbsmack prepare`; also before `run` when `prepareOnRun` is set). */
+  prepare?(ctx: AdminContext): Promise<void>;
+  /** Run `prepare` at the start of every `run` (a smack file creates and fills its tables itself). */
+  prepareOnRun?: boolean;
+  cleanup?(ctx: AdminContext): Promise<void>;
+  /** Called once per client in its worker after it connects; declares statements, returns the event function. */
+  client(ctx: ClientContext): ClientHandler | Promise<ClientHandler>;
+}
+
+/**
+ * A serialisable reference to a workload, so that each worker thread can load the same workload: a built-in
+ * name, a module path or a smack file, with the raw option values and positional arguments.
+ */
+export interface WorkloadRef {
+  /** Built-in name (`select1`, `oltp_read_only`), or an absolute path to a `.smack`, `.ts` or `.js` file. */
+  ref: string;
+  /** Option values as given on the command line (strings), parsed by the workload's option specs. */
+  rawOptions: Record<string, string | boolean>;
+  /** Positional arguments after the workload (a smack file's $1 $2 …). */
+  args: string[];
+}

@@ -8,7 +8,7 @@ export const EXIT = {
   usage: 2,
   connect: 3,
   runFailed: 4,
-  input: 5,
+  input: 2,
   interrupted: 130,
 } as const;
 
@@ -30,7 +30,7 @@ export class UsageError extends UserError {
   }
 }
 
-/** A malformed input file; the message names file:line:column. Exit 5. */
+/** A malformed input file; the message names file:line:column. Exit 2, like any other bad input. */
 export class InputError extends UserError {
   override readonly name = 'InputError';
   constructor(message: string, hint?: string) {

@@ -78,10 +78,10 @@ export function buildProgram(): Command {
       'load worker threads (default: one per client for SQLite, else 1)',
       positiveInt('--workers'),
     )
-    .addOption(
-      new Option('--format <fmt>', 'output format')
-        .choices(['text', 'json'] as const)
-        .default('text' as const),
+    .option(
+      '--format <fmt>',
+      'what to print on stdout: text or json (more formats come with workloads)',
+      'text',
     )
     .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
     .option('--label <name>', 'label stored with the result')

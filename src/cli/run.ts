@@ -7,11 +7,12 @@ import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { withAdminContext } from '../engine/admin.ts';
-import { defaultWorkers, Engine, StartError } from '../engine/engine.ts';
+import { defaultWorkers, StartError } from '../engine/engine.ts';
 import type { RunPlan } from '../engine/protocol.ts';
-import { buildRunResult } from '../metrics/build-result.ts';
-import type { RunResult } from '../metrics/run-result.ts';
-import { renderIntervalLine, renderRunText } from '../report/text.ts';
+import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
+import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
+import { renderIntervalLine } from '../report/text.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -37,7 +38,7 @@ export interface RunOptions extends TargetOptions {
   ignoreErrors?: string;
   reconnectTimeout: number;
   workers?: number;
-  format: 'text' | 'json';
+  format: string;
   out?: string;
   label?: string;
   seed?: number;
@@ -145,9 +146,9 @@ export function installSignals(onFirst: () => void): () => void {
   };
 }
 
-export async function runCommand(arg: string, rest: readonly string[], o: RunOptions): Promise<number> {
-  const target = parseTarget(o.db);
-  const { workload, ref, options } = await resolveWorkload(arg, rest);
+/** Build the engine's plan from the command-line options and the workload's defaults. */
+export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorkload): RunPlan {
+  const { workload, ref } = resolved;
   const clients = o.clients ?? workload.defaults?.clients ?? 1;
   let { rounds, events, time } = o;
   if (
@@ -159,7 +160,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     rounds = workload.defaults.rounds;
   }
   if (rounds === undefined && events === undefined && time === undefined) time = 10;
-  const plan: RunPlan = {
+  return {
     workload: ref,
     target,
     targetOverridden: o.dbGiven === true,
@@ -178,58 +179,65 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     reconnectTimeoutMs: o.reconnectTimeout * 1000,
     seed: o.seed ?? Date.now() & 0x7fffffff,
   };
+}
 
-  if (workload.prepareOnRun && workload.prepare) {
-    const prep = workload.prepare.bind(workload);
-    await withAdminContext(target, options, clients, plan.connectTimeoutMs, say, prep).catch((e: unknown) =>
-      adminError(e, target, 'prepare'),
-    );
-  }
-
-  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
-  const engine = new Engine(plan, o.workers ?? defaultWorkers(target.driver, clients), {
-    onInterval: live ? (p) => say(renderIntervalLine(p, clients)) : undefined,
-  });
-  let interrupted = false;
-  const uninstall = installSignals(() => {
-    interrupted = true;
-    engine.stop('interrupted');
-  });
-  let result: RunResult;
+/** Run once with the command's error mapping: start failures become user errors with exit codes. */
+export async function runWithErrors(input: RunInput): Promise<RunResult | undefined> {
+  const target = input.plan.target;
   try {
-    const outcome = await engine.run();
-    result = buildRunResult(outcome, {
-      workloadName: workload.name,
-      options,
-      target,
-      ...(target.driver === 'mysql' ? { connector: target.params.connector ?? 'mysql2' } : {}),
-      ...(o.label !== undefined ? { label: o.label } : {}),
-    });
+    return await runOnce(input);
   } catch (e) {
     if (e instanceof StartError) {
-      if (e.error.code === 'INTERRUPTED') {
-        say('dbsmack: interrupted before the run started; nothing was measured');
-        return EXIT.interrupted;
-      }
+      if (e.error.code === 'INTERRUPTED') return undefined;
       throw startErrorToUserError(e, target);
     }
-    throw e;
+    return adminError(e, target, 'prepare');
+  }
+}
+
+export async function runCommand(arg: string, rest: readonly string[], o: RunOptions): Promise<number> {
+  const render = getFormat(o.format);
+  if (render === undefined) {
+    throw new UsageError(`unknown format '${o.format}'`, `formats: ${formatNames().join(', ')}`);
+  }
+  const target = parseTarget(o.db);
+  const resolved = await resolveWorkload(arg, rest);
+  const plan = planFrom(o, target, resolved);
+  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
+  const controller = new RunController();
+  const uninstall = installSignals(() => controller.stop());
+  let result: RunResult | undefined;
+  try {
+    result = await runWithErrors({
+      plan,
+      workload: resolved.workload,
+      options: resolved.options,
+      workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
+      ...(o.label !== undefined ? { label: o.label } : {}),
+      ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
+      log: say,
+      controller,
+    });
   } finally {
     uninstall();
   }
-  emitResult(result, o);
-  return exitCodeFor(result, interrupted);
+  if (result === undefined) {
+    say('dbsmack: interrupted before the run started; nothing was measured');
+    return EXIT.interrupted;
+  }
+  emitResult(result, o, render, { workload: resolved.workload });
+  return exitCodeFor(result, controller.interrupted);
 }
 
-/** Print the result in the chosen format and write `--out`. */
+/** Print the result in the chosen format and write `--out` (always JSON). */
 export function emitResult(
   result: RunResult,
-  o: { format: 'text' | 'json'; out?: string; quiet?: boolean },
+  o: { out?: string; quiet?: boolean },
+  render: RunRenderer,
+  ro: RenderOptions,
 ): void {
-  const json = `${JSON.stringify(result, null, 2)}\n`;
-  if (o.out) writeResultFile(o.out, json);
-  const text = o.format === 'json' ? json : renderRunText(result);
-  if (!(o.quiet && o.out)) process.stdout.write(redactSecrets(text));
+  if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
+  if (!(o.quiet && o.out)) process.stdout.write(redactSecrets(render(result, ro)));
 }
 
 export interface AdminOptions extends TargetOptions {

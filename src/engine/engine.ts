@@ -55,8 +55,13 @@ export interface EngineOutcome {
 export interface EngineHooks {
   /** An interval is complete (all workers reported it). */
   onInterval?(point: IntervalPoint): void;
-  /** Connections are up; measurement is about to start. */
-  onStart?(info: { serverVersion: string; clients: number; workers: number }): void;
+  /** Connections are up; the run starts when the returned promise settles. */
+  onStart?(info: {
+    serverVersion: string;
+    clients: number;
+    workers: number;
+    sessionIds: number[];
+  }): Promise<void> | void;
 }
 
 /** Why a run could not start: a client failed to load, connect or set up. */
@@ -139,7 +144,6 @@ export class Engine {
     let lastEndUs = 0;
     let measureAt = 0;
     let endAt = Number.POSITIVE_INFINITY;
-    const intervalUs = plan.reportIntervalS * 1e6;
 
     let notify: () => void = () => {};
     const changed = (): Promise<void> =>
@@ -318,11 +322,11 @@ export class Engine {
           },
         });
 
+      await this.hooks.onStart?.({ serverVersion, clients: plan.clients, workers: n, sessionIds });
       // Start everyone together, a little in the future so that the message reaches every worker first.
       const startAt = nowUs() + 20_000;
       measureAt = startAt + plan.warmupS * 1e6;
       endAt = plan.timeS !== undefined ? measureAt + plan.timeS * 1e6 : Number.POSITIVE_INFINITY;
-      this.hooks.onStart?.({ serverVersion, clients: plan.clients, workers: n });
       for (const w of workers) w.postMessage({ type: 'start', startAt, measureAt, endAt });
       const cpuTimer = setTimeout(
         () => {

@@ -105,6 +105,8 @@ export interface Workload {
   /** Run `prepare` at the start of every `run` (a smack file creates and fills its tables itself). */
   prepareOnRun?: boolean;
   cleanup?(ctx: AdminContext): Promise<void>;
+  /** A text layout of its own for `--format text` (a smack file's Query Barrel Report). */
+  renderText?(result: import('../metrics/run-result.ts').RunResult, options: { classic?: boolean }): string;
   /** Called once per client in its worker after it connects; declares statements, returns the event function. */
   client(ctx: ClientContext): ClientHandler | Promise<ClientHandler>;
 }

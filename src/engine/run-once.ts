@@ -1,0 +1,116 @@
+/**
+ * One complete run, reusable by every command that runs workloads (`run`, `sweep`): optional prepare,
+ * the engine, the probes that watch the server while it is measured, and the RunResult.
+ */
+import type { Target } from '../driver/types.ts';
+import { buildRunResult } from '../metrics/build-result.ts';
+import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import type { Workload } from '../workload/types.ts';
+import { withAdminContext } from './admin.ts';
+import { Engine } from './engine.ts';
+import type { RunPlan } from './protocol.ts';
+
+/** What a probe learns when the clients are connected, just before the measured part starts. */
+export interface ProbeStartInfo {
+  target: Target;
+  /** Backend pids (PostgreSQL) or connection ids (MySQL) of the run's own connections; 0 for SQLite. */
+  sessionIds: number[];
+  clients: number;
+  serverVersion: string;
+  /** Epoch ms when the measured part starts (after the warm-up). */
+  measureAtMs: number;
+}
+
+/**
+ * Something that watches a run from the side (server wait profiles, OS thread statistics). Its data is
+ * stored in the RunResult under `key`.
+ */
+export interface RunProbe {
+  readonly key: string;
+  start(info: ProbeStartInfo): Promise<void> | void;
+  /** The measured part is over (or the run failed: `result` undefined); return what to store. */
+  stop(result: RunResult | undefined): Promise<unknown> | unknown;
+}
+
+/** Lets a command stop the run in progress (first Ctrl-C) and know that it did. */
+export class RunController {
+  interrupted = false;
+  private engine: Engine | undefined;
+
+  attach(engine: Engine | undefined): void {
+    this.engine = engine;
+    if (engine && this.interrupted) engine.stop('interrupted');
+  }
+
+  stop(): void {
+    this.interrupted = true;
+    this.engine?.stop('interrupted');
+  }
+}
+
+export interface RunInput {
+  plan: RunPlan;
+  workload: Workload;
+  /** The workload's parsed options. */
+  options: Record<string, unknown>;
+  workers: number;
+  label?: string;
+  probes?: RunProbe[];
+  onInterval?(p: IntervalPoint): void;
+  /** Messages (prepare progress) go here; stderr by default. */
+  log(message: string): void;
+  controller: RunController;
+}
+
+/** Run once; throws `StartError` when the clients cannot start (connect, load, set-up). */
+export async function runOnce(input: RunInput): Promise<RunResult> {
+  const { plan, workload, options } = input;
+  const target = plan.target;
+  if (workload.prepareOnRun && workload.prepare) {
+    await withAdminContext(
+      target,
+      options,
+      plan.clients,
+      plan.connectTimeoutMs,
+      input.log,
+      workload.prepare.bind(workload),
+    );
+  }
+  const probes = input.probes ?? [];
+  const started: RunProbe[] = [];
+  const engine = new Engine(plan, input.workers, {
+    ...(input.onInterval ? { onInterval: input.onInterval } : {}),
+    onStart: async (info) => {
+      for (const p of probes) {
+        await p.start({
+          target,
+          sessionIds: info.sessionIds,
+          clients: plan.clients,
+          serverVersion: info.serverVersion,
+          measureAtMs: Date.now() + 20 + plan.warmupS * 1000,
+        });
+        started.push(p);
+      }
+    },
+  });
+  input.controller.attach(engine);
+  let result: RunResult | undefined;
+  try {
+    const outcome = await engine.run();
+    result = buildRunResult(outcome, {
+      workloadName: workload.name,
+      options,
+      target,
+      ...(target.driver === 'mysql' ? { connector: target.params.connector ?? 'mysql2' } : {}),
+      ...(input.label !== undefined ? { label: input.label } : {}),
+    });
+  } finally {
+    input.controller.attach(undefined);
+    // A probe that started always stops, even when the run failed, so that it restores what it changed.
+    for (const p of started) {
+      const data = await p.stop(result);
+      if (result !== undefined) (result as unknown as Record<string, unknown>)[p.key] = data;
+    }
+  }
+  return result as RunResult;
+}

@@ -1,0 +1,86 @@
+/**
+ * The documents that sweeps and comparisons produce. Like the RunResult they are versioned; reports
+ * (text, Markdown, HTML) read them and never reach back into the engine.
+ */
+import type { RunResult, RunStatus } from '../metrics/run-result.ts';
+
+export const SWEEP_SCHEMA = 'dbsmack/sweep@1';
+export const COMPARE_SCHEMA = 'dbsmack/compare@1';
+
+export type Stability = 'stable' | 'noisy' | 'erratic';
+
+/** What a sweep keeps of each run: enough to redo the statistics, plus the full result. */
+export interface SweepRun {
+  /** History id when the run was stored. */
+  id?: number;
+  repeat: number;
+  status: RunStatus;
+  qps: number;
+  eps: number;
+  p95_ms: number;
+  p99_ms: number;
+  elapsed_s: number;
+  errors: number;
+  /** Intervals with near-zero throughput in the middle of the run: [start s, end s]. */
+  stalls: [number, number][];
+  /** Flagged by the median/MAD test among the repeats of its point (never dropped). */
+  outlier: boolean;
+  result: RunResult;
+}
+
+export interface SweepPoint {
+  clients: number;
+  runs: SweepRun[];
+  qps: { median: number; min: number; max: number; cv: number };
+  p95_ms_median: number;
+  p99_ms_median: number;
+  stability: Stability;
+  /** Why the point got its verdict, in words. */
+  stability_reason: string;
+}
+
+export interface SweepResult {
+  schema: typeof SWEEP_SCHEMA;
+  label: string;
+  status: RunStatus;
+  workload: RunResult['workload'];
+  target: RunResult['target'];
+  started_at: string;
+  repeat: number;
+  points: SweepPoint[];
+  env: RunResult['env'];
+  /** Server settings read at the start (see probe/server-settings). */
+  server_settings?: Record<string, string>;
+}
+
+export type Verdict = 'better' | 'worse' | 'same' | 'unknown';
+
+export interface CompareCell {
+  /** Candidate median / base median (for latency metrics too: above 1 means slower). */
+  ratio: number;
+  ci_low: number;
+  ci_high: number;
+  p_value: number;
+  /** `same` where no significant difference is shown ("~"); `unknown` when too few repeats to tell. */
+  verdict: Verdict;
+  n_base: number;
+  n_cand: number;
+}
+
+export interface CompareRow {
+  clients: number;
+  base: number;
+  /** Per candidate label, in the order given. */
+  candidates: Record<string, CompareCell & { value: number }>;
+}
+
+export interface CompareResult {
+  schema: typeof COMPARE_SCHEMA;
+  metric: 'qps' | 'p95' | 'p99';
+  base: string;
+  candidates: string[];
+  rows: CompareRow[];
+  warnings: string[];
+  /** Settings and environment values that differ between the inputs: key → value per label. */
+  differences: Record<string, Record<string, string>>;
+}

@@ -38,17 +38,20 @@ export function parseTarget(url: string, env: NodeJS.ProcessEnv = process.env): 
   }
   if (driver === 'sqlite') return parseSqlite(url, scheme as string);
 
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
+  // Parsed by hand rather than with WHATWG URL: libpq accepts an empty host (`postgres://u@/db?host=/sock`).
+  const m2 =
+    /^[a-z][a-z0-9+.-]*:\/\/(?:([^@/?#]*)@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?(\/[^?#]*)?(?:\?([^#]*))?$/i.exec(
+      url,
+    );
+  if (m2 === null) {
     throw new UsageError(
       `malformed database URL '${redactUrlText(url)}'`,
       'expected a URL like postgres://bench@127.0.0.1:5432/test or mysql://root@localhost/test?socket=/run/mysqld/mysqld.sock (percent-encode special characters)',
     );
   }
+  const [, userinfo, hostPart, portPart, pathPart, query] = m2;
   const params: Record<string, string> = {};
-  for (const [k, v] of u.searchParams) params[k] = v;
+  for (const [k, v] of new URLSearchParams(query ?? '')) params[k] = v;
   const dec = (s: string): string => {
     try {
       return decodeURIComponent(s);
@@ -56,12 +59,24 @@ export function parseTarget(url: string, env: NodeJS.ProcessEnv = process.env): 
       throw new UsageError(`malformed percent-encoding in database URL '${redactUrlText(url)}'`);
     }
   };
-  const user = u.username ? dec(u.username) : undefined;
-  const password = u.password ? dec(u.password) : undefined;
-  const host = u.hostname ? u.hostname.replace(/^\[|\]$/g, '') : undefined;
+  let user: string | undefined;
+  let password: string | undefined;
+  if (userinfo !== undefined) {
+    const colon = userinfo.indexOf(':');
+    const u = colon >= 0 ? userinfo.slice(0, colon) : userinfo;
+    const pw = colon >= 0 ? userinfo.slice(colon + 1) : '';
+    user = u ? dec(u) : undefined;
+    password = pw ? dec(pw) : undefined;
+  }
+  const host = hostPart ? dec(hostPart.replace(/^\[|\]$/g, '')) : undefined;
   let port: number | undefined;
-  if (u.port) port = Number(u.port);
-  const dbPath = u.pathname.replace(/^\//, '');
+  if (portPart !== undefined && portPart !== '') {
+    if (!/^\d{1,5}$/.test(portPart) || Number(portPart) > 65535) {
+      throw new UsageError(`malformed database URL '${redactUrlText(url)}': bad port '${portPart}'`);
+    }
+    port = Number(portPart);
+  }
+  const dbPath = (pathPart ?? '').replace(/^\//, '');
   const database = dbPath ? dec(dbPath) : undefined;
   if (database?.includes('/')) {
     throw new UsageError(`malformed database URL '${redactUrlText(url)}': the database name contains '/'`);

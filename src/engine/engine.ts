@@ -133,6 +133,7 @@ export class Engine {
     let reconnects = 0;
     const points: IntervalPoint[] = [];
     let emitted = -1;
+    let doneFloor = Number.POSITIVE_INFINITY;
     const clientStats: ClientSummary[] = [];
     const connectMs: number[] = [];
     const sessionIds: number[] = [];
@@ -186,7 +187,8 @@ export class Engine {
     /** Build the point of every interval that all workers have reported. */
     const emitComplete = (final: boolean): void => {
       const maxKey = Math.max(emitted, ...intervals.keys());
-      const upTo = final ? maxKey : Math.min(maxKey, ...lastIdx);
+      // The interval a finished worker ended in is partial: it is only closed by the final emit.
+      const upTo = final ? maxKey : Math.min(maxKey, doneFloor - 1, ...lastIdx);
       for (let idx = emitted + 1; idx <= upTo; idx++) {
         const acc = intervals.get(idx) ?? { reported: 0, snap: [] };
         intervals.delete(idx);
@@ -223,18 +225,17 @@ export class Engine {
           p.reconnects += s.reconnects;
         }
         const startS = idx * plan.reportIntervalS;
-        const endS =
-          final && idx === upTo && lastEndUs > 0
-            ? (lastEndUs - measureAt) / 1e6
-            : startS + plan.reportIntervalS;
-        p.t = round3(Math.max(startS, Math.min(endS, startS + plan.reportIntervalS)));
+        // The last interval ends where the measured part ended.
+        const measuredS = final && lastEndUs > 0 ? (lastEndUs - measureAt) / 1e6 : Number.POSITIVE_INFINITY;
+        const endS = Math.min(startS + plan.reportIntervalS, measuredS);
+        p.t = round3(Math.max(startS, endS));
         p.dur = round3(p.t - startS);
         const d = p.dur > 0 ? p.dur : plan.reportIntervalS;
         p.qps = round2(p.queries / d);
         p.eps = round2(p.events / d);
         p.p95_ms = percentileMs(stmt, 95);
         p.event_p95_ms = percentileMs(ev, 95);
-        if (p.dur > 0 || p.queries > 0 || p.events > 0 || p.errors > 0) {
+        if (p.dur > 0.0005 || p.queries > 0 || p.events > 0 || p.errors > 0) {
           points.push(p);
           this.hooks.onInterval?.(p);
         }
@@ -275,6 +276,7 @@ export class Engine {
               acc.snap.push(m.last);
               mergeCounters(m.last);
               lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
+              doneFloor = Math.min(doneFloor, m.last.idx);
               done[m.workerIndex] = true;
               clientStats.push(...m.clients);
               warm.events += m.warmup.events;

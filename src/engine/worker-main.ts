@@ -118,7 +118,9 @@ function errorPayload(err: DbError, original: unknown): ReturnType<DbError['toJS
 function flush(now: number): void {
   const s = state;
   if (s === undefined) return;
-  while (now >= s.nextBoundary) {
+  // The interval that ends at the deadline is never flushed here: events still finishing after the deadline
+  // belong to it, and it goes out with the final 'done' message.
+  while (now >= s.nextBoundary && s.nextBoundary < s.endAt) {
     send(intervalMessage(s.idx));
     s.idx++;
     s.nextBoundary = s.measureAt + (s.idx + 1) * s.intervalUs;

@@ -71,7 +71,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     clients: o.plan.clients,
     workers: o.workers,
     started_at: o.startedAt.toISOString(),
-    elapsed_s: round(el, 3),
+    elapsed_s: round(el, 6),
     limits: {
       ...(o.plan.timeS !== undefined ? { time_s: o.plan.timeS } : {}),
       ...(o.plan.events !== undefined ? { events: o.plan.events } : {}),

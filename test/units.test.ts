@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { UsageError } from '../src/cli/errors.ts';
+import { splitWorkloadArgs } from '../src/cli/parse.ts';
+import { questionToDollar } from '../src/driver/placeholders.ts';
+import { kindOfSql } from '../src/engine/client.ts';
+import {
+  decodeHistogram,
+  encodeHistogram,
+  initHistograms,
+  mergingHistogram,
+  recordingHistogram,
+  summarize,
+} from '../src/metrics/histogram.ts';
+import { parseWorkloadOptions } from '../src/workload/options.ts';
+import { SeededRandom } from '../src/workload/random.ts';
+import type { OptionSpec } from '../src/workload/types.ts';
+
+test('? placeholders become $n outside quotes and comments', () => {
+  assert.equal(questionToDollar('SELECT ? , ?'), 'SELECT $1 , $2');
+  assert.equal(
+    questionToDollar('SELECT \'?\', "a?", ? -- ?\n, /* ? */ ?'),
+    'SELECT \'?\', "a?", $1 -- ?\n, /* ? */ $2',
+  );
+  assert.equal(questionToDollar("SELECT 'it''s ?', ?"), "SELECT 'it''s ?', $1");
+});
+
+test('statements are classified read/write/other by their first keyword', () => {
+  assert.equal(kindOfSql('  select 1'), 'read');
+  assert.equal(kindOfSql('/* hint */ SELECT c FROM t'), 'read');
+  assert.equal(kindOfSql('(SELECT 1)'), 'read');
+  assert.equal(kindOfSql('WITH x AS (SELECT 1) SELECT * FROM x'), 'read');
+  assert.equal(kindOfSql('INSERT INTO t VALUES (1)'), 'write');
+  assert.equal(kindOfSql('update t set a=1'), 'write');
+  assert.equal(kindOfSql('REPLACE INTO t VALUES (1)'), 'write');
+  assert.equal(kindOfSql('BEGIN'), 'other');
+  assert.equal(kindOfSql('CREATE TABLE t (a int)'), 'other');
+});
+
+test('workload options: defaults, conversions, dashes, and clear errors', () => {
+  const specs: Record<string, OptionSpec> = {
+    table_size: { type: 'int', default: 10000, description: '' },
+    skip_trx: { type: 'bool', default: false, description: '' },
+    rand_type: { type: 'string', default: 'special', description: '', choices: ['uniform', 'special'] },
+    ratio: { type: 'number', default: 0.5, description: '' },
+  };
+  assert.deepEqual(parseWorkloadOptions('w', specs, {}), {
+    table_size: 10000,
+    skip_trx: false,
+    rand_type: 'special',
+    ratio: 0.5,
+  });
+  const o = parseWorkloadOptions('w', specs, {
+    'table-size': '5',
+    skip_trx: 'on',
+    rand_type: 'uniform',
+    ratio: '1.5',
+  });
+  assert.deepEqual(o, { table_size: 5, skip_trx: true, rand_type: 'uniform', ratio: 1.5 });
+  assert.throws(
+    () => parseWorkloadOptions('w', specs, { 'table-size': 'x' }),
+    /--table-size expects an integer/,
+  );
+  assert.throws(() => parseWorkloadOptions('w', specs, { 'table-size': '1.5' }), /expects an integer/);
+  assert.throws(() => parseWorkloadOptions('w', specs, { skip_trx: 'maybe' }), /expects on or off/);
+  assert.throws(
+    () => parseWorkloadOptions('w', specs, { rand_type: 'x' }),
+    /must be one of uniform, special/,
+  );
+  assert.throws(
+    () => parseWorkloadOptions('w', specs, { nope: '1' }),
+    (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match(e.message, /unknown option '--nope' for workload w/);
+      assert.match(e.hint ?? '', /--table-size/);
+      return true;
+    },
+  );
+});
+
+test('workload arguments split into options and positionals', () => {
+  const isBool = (n: string): boolean => n === 'flag';
+  assert.deepEqual(splitWorkloadArgs(['10', '--a', '1', '--b=2', '--flag', '1000'], isBool), {
+    options: { a: '1', b: '2', flag: true },
+    args: ['10', '1000'],
+  });
+  assert.deepEqual(splitWorkloadArgs(['--flag', 'off', '--', '--x'], isBool), {
+    options: { flag: 'off' },
+    args: ['--x'],
+  });
+  assert.throws(() => splitWorkloadArgs(['--a'], isBool), /needs a value/);
+  assert.throws(() => splitWorkloadArgs(['-z'], isBool), /unknown option '-z'/);
+});
+
+test('histograms round-trip through base64 and merge exactly', async () => {
+  await initHistograms();
+  const a = recordingHistogram();
+  const b = recordingHistogram();
+  for (let i = 1; i <= 1000; i++) a.recordValue(i);
+  for (let i = 1; i <= 1000; i++) b.recordValue(1000 + i);
+  const m = mergingHistogram();
+  m.add(decodeHistogram(encodeHistogram(a)));
+  m.add(decodeHistogram(encodeHistogram(b)));
+  assert.equal(m.totalCount, 2000);
+  const s = summarize(m);
+  assert.equal(s.min, 0.001);
+  assert.ok(Math.abs(s.max - 2) < 0.002, String(s.max));
+  assert.ok(Math.abs(s.p50 - 1) < 0.002, String(s.p50));
+  assert.ok(s.p50 <= s.p90 && s.p90 <= s.p95 && s.p95 <= s.p99 && s.p99 <= s.p999 && s.p999 <= s.max);
+  assert.deepEqual(summarize(mergingHistogram()).max, 0);
+  a.destroy();
+  b.destroy();
+});
+
+test('seeded random numbers are repeatable and in range', () => {
+  const r1 = new SeededRandom(42);
+  const r2 = new SeededRandom(42);
+  const xs = Array.from({ length: 1000 }, () => r1.int(1, 10));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 1000 }, () => r2.int(1, 10)),
+  );
+  assert.ok(xs.every((x) => x >= 1 && x <= 10));
+  assert.equal(new Set(xs).size, 10);
+  const r = new SeededRandom(7);
+  let sum = 0;
+  for (let i = 0; i < 10000; i++) sum += r.next();
+  assert.ok(Math.abs(sum / 10000 - 0.5) < 0.02);
+  assert.notDeepEqual(
+    Array.from({ length: 5 }, () => new SeededRandom(1).next()),
+    Array.from({ length: 5 }, () => new SeededRandom(2).next()),
+  );
+});

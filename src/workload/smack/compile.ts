@@ -40,6 +40,9 @@ const METHODS = [
   'run_check_result',
 ];
 
+/** More clients than this is a typo, not a benchmark (each is a connection). */
+const MAX_THREADS = 100_000;
+
 const yes = (v: string | undefined): boolean => v !== undefined && /^y/i.test(v);
 
 function props(b: Block): Map<string, Property> {
@@ -343,10 +346,10 @@ function runMain(
     }
     return v as string;
   };
-  const int = (e: Expr, what: string, min: number): number => {
+  const int = (e: Expr, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
     const s = now(e, what).trim();
-    if (!/^\d+$/.test(s) || Number(s) < min) {
-      err(e.pos, `${what} expects a whole number${min > 0 ? ` of at least ${min}` : ''}, got '${s}'`);
+    if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) {
+      err(e.pos, `${what} expects a whole number from ${min} to ${max}, got '${s}'`);
     }
     return Number(s);
   };
@@ -440,7 +443,7 @@ function runMain(
             'add query_barrel "1 QUERY"; to it',
           );
         }
-        g.threads = int(st.args[0] as Expr, 'create_threads', 1);
+        g.threads = int(st.args[0] as Expr, 'create_threads', 1, MAX_THREADS);
         s.threadsSet = true;
         s.phase = 'threads';
         s.connected = false;

@@ -13,6 +13,8 @@ import { DataFileError, loadDataFile } from './loader.ts';
 import type { TableDef } from './model.ts';
 
 export interface TableEnv {
+  /** Opens another connection like the table's, for loading in parallel. */
+  open(): Promise<Connection>;
   file: string;
   datadir: string;
   allowShell: boolean;
@@ -145,7 +147,7 @@ export async function prepareTable(conn: Connection, t: TableDef, env: TableEnv)
   const t0 = performance.now();
   let rows: number;
   try {
-    rows = await loadDataFile(conn, t.name, file);
+    rows = await loadDataFile(conn, t.name, file, env.open);
   } catch (e) {
     if (e instanceof DataFileError) throw new SmackError(env.file, t.dataFilePos ?? t.pos, e.message);
     throw e;

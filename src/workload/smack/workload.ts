@@ -102,16 +102,20 @@ export function smackWorkload(ref: WorkloadRef): Workload {
       ensureDir(datadir);
       const opened: Connection[] = [];
       try {
+        const drv = await loadDriver(ctx.target.driver);
         for (const t of model.tables) {
-          let conn = ctx.conn;
-          if (!ctx.targetOverridden) {
-            const target = clientTarget(t.client, ctx.target.driver, datadir);
-            if (target.redactedUrl !== ctx.target.redactedUrl || target.password !== ctx.target.password) {
-              conn = await (await loadDriver(target.driver)).connect(target, { connectTimeoutMs: 10_000 });
-              opened.push(conn);
-            }
-          }
-          await prepareTable(conn, t, { file: model.file, datadir, allowShell, log: ctx.log });
+          const target = ctx.targetOverridden
+            ? ctx.target
+            : clientTarget(t.client, ctx.target.driver, datadir);
+          const open = async (): Promise<Connection> => {
+            const c = await drv.connect(target, { connectTimeoutMs: 10_000 });
+            opened.push(c);
+            return c;
+          };
+          const same =
+            target.redactedUrl === ctx.target.redactedUrl && target.password === ctx.target.password;
+          const conn = same ? ctx.conn : await open();
+          await prepareTable(conn, t, { file: model.file, datadir, allowShell, log: ctx.log, open });
         }
       } finally {
         await Promise.all(opened.map((c) => c.close().catch(() => {})));

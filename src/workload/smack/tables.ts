@@ -67,11 +67,23 @@ export function parseGenDataCommand(cmd: string): { rows: number; format: string
   return { rows, format };
 }
 
+function refuseShell(t: TableDef, target: string, env: TableEnv): void {
+  const cmd = t.genDataFile as string;
+  if (parseGenDataCommand(cmd) !== undefined || env.allowShell) return;
+  throw new SmackError(
+    env.file,
+    t.genDataFilePos ?? t.pos,
+    `gen_data_file runs a shell command ('${cmd}'), and shell commands run only with --allow-shell`,
+    `only "gen-data -n N -f FORMAT" runs without it (dbsmack's own generator); or create ${target} yourself`,
+  );
+}
+
 async function generate(t: TableDef, target: string, env: TableEnv): Promise<void> {
   const cmd = t.genDataFile as string;
   const pos = t.genDataFilePos ?? t.pos;
   const tmp = `${target}.tmp-${process.pid}`;
   const gd = parseGenDataCommand(cmd);
+  refuseShell(t, target, env);
   if (gd) {
     env.log(`Populating data file '${target}' with dbsmack's built-in gen-data (${gd.rows} rows)`);
     try {
@@ -81,14 +93,6 @@ async function generate(t: TableDef, target: string, env: TableEnv): Promise<voi
       throw e;
     }
   } else {
-    if (!env.allowShell) {
-      throw new SmackError(
-        env.file,
-        pos,
-        `gen_data_file runs a shell command ('${cmd}'), and shell commands run only with --allow-shell`,
-        `only "gen-data -n N -f FORMAT" runs without it (dbsmack's own generator); or create ${target} yourself`,
-      );
-    }
     env.log(`Populating data file '${target}' with shell command '${cmd}'`);
     const fd = openSync(tmp, 'w');
     try {
@@ -129,10 +133,12 @@ export async function prepareTable(conn: Connection, t: TableDef, env: TableEnv)
   if (t.create === undefined) {
     throw new SmackError(env.file, t.pos, `table "${t.name}" needs creating but has no create statement`);
   }
+  const file = t.dataFile === undefined ? undefined : dataPath(env.datadir, t.dataFile);
+  // Refused before anything changes, so that a refused command leaves no empty table behind.
+  if (file !== undefined && !existsSync(file) && t.genDataFile !== undefined) refuseShell(t, file, env);
   env.log(`Creating table '${t.name}'`);
   await conn.query(t.create);
-  if (t.dataFile === undefined) return;
-  const file = dataPath(env.datadir, t.dataFile);
+  if (file === undefined) return;
   if (!existsSync(file)) {
     if (t.genDataFile === undefined) {
       throw new SmackError(

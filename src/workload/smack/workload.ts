@@ -64,8 +64,14 @@ function tsv(rows: Record<string, unknown>[]): string {
 
 export function smackWorkload(ref: WorkloadRef): Workload {
   const file = ref.ref;
-  const display = path.relative(process.cwd(), file) || file;
-  const model = compileSmackFile(file, ref.args, display.startsWith('..') ? file : display);
+  const rel = path.relative(process.cwd(), file) || file;
+  // A file read from stdin was saved to a temporary file (see registry.ts); errors name it <stdin>.
+  const display = /dbsmack-stdin-[^/\\]+[/\\]stdin\.smack$/.test(file)
+    ? '<stdin>'
+    : rel.startsWith('..')
+      ? file
+      : rel;
+  const model = compileSmackFile(file, ref.args, display);
   const opts = parseWorkloadOptions(path.basename(file), SMACK_OPTIONS, ref.rawOptions);
   const driver = DB_TYPES[opts.db_type as string] ?? 'sqlite';
   const datadir = path.resolve((opts.datadir as string) || defaultDataDir());

@@ -4,7 +4,7 @@
  * language. Runs the built CLI (npm run build first).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { loadDriver } from '../src/driver/index.ts';
@@ -20,6 +20,7 @@ const DATA = tmpDir('dbsmack-smack-data-');
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
   for (const c of cleanups) await c();
+  rmSync(DATA, { recursive: true, force: true });
 });
 
 function dropLater(url: string, tables: string[]): void {

@@ -30,9 +30,10 @@ export function describeToken(t: Token): string {
 
 export function tokenize(src: string, file: string): Token[] {
   const out: Token[] = [];
-  let i = 0;
+  // A byte-order mark from a Windows editor is not part of the program.
+  let i = src.charCodeAt(0) === 0xfeff ? 1 : 0;
   let line = 1;
-  let lineStart = 0;
+  let lineStart = i;
   const n = src.length;
   const pos = (): Pos => ({ line, col: i - lineStart + 1 });
   while (i < n) {

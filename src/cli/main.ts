@@ -8,8 +8,10 @@ import { DEFAULT_URL } from '../driver/url.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
+import { registerGenData } from './gen-data.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { adminCommand, runCommand } from './run.ts';
+import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
 
 let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
@@ -89,9 +91,18 @@ export function buildProgram(): Command {
     .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
     .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
     .option('--debug', 'print stack traces of errors')
+    // --- super-smack options ---
+    .addOption(dbTypeOption())
+    .option(
+      '-D, --datadir <dir>',
+      'smack files: directory of data and dictionary files (default: ~/.cache/dbsmack)',
+    )
+    .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
+    .option('--classic', 'smack files: print only the original Query Barrel Report')
+    // --- end of super-smack options ---
     .allowUnknownOption()
     .action(async (workload, args, o, cmd) => {
-      const rest = cmd.args.slice(1);
+      const rest = [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)];
       void args;
       exitCode = await runCommand(workload, rest, {
         ...o,
@@ -117,14 +128,24 @@ export function buildProgram(): Command {
         10,
       )
       .option('--debug', 'print stack traces of errors')
+      .addOption(dbTypeOption())
+      .option('-D, --datadir <dir>', 'smack files: directory of data and dictionary files')
+      .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
       .allowUnknownOption()
       .action(async (workload, _args, o, cmd) => {
-        exitCode = await adminCommand(what, workload, cmd.args.slice(1), {
-          ...o,
-          dbGiven: cmd.getOptionValueSource('db') !== 'default',
-        });
+        exitCode = await adminCommand(
+          what,
+          workload,
+          [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)],
+          {
+            ...o,
+            dbGiven: cmd.getOptionValueSource('db') !== 'default',
+          },
+        );
       });
   }
+
+  registerGenData(program);
 
   program
     .command('list')

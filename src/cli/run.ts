@@ -44,6 +44,8 @@ export interface RunOptions extends TargetOptions {
   seed?: number;
   progress?: boolean;
   quiet?: boolean;
+  /** Smack files: only the original Query Barrel Report, without dbsmack's extended table. */
+  classic?: boolean;
 }
 
 export interface ResolvedWorkload {
@@ -64,7 +66,8 @@ export async function resolveWorkload(arg: string, rest: readonly string[]): Pro
   const { options: raw, args } = splitWorkloadArgs(rest, (n) => specs[n.replace(/-/g, '_')]?.type === 'bool');
   const options = parseWorkloadOptions(workload.name, workload.options, raw);
   const ref: WorkloadRef = { ref: refName, rawOptions: raw, args };
-  const final = args.join('\0') === probe.args.join('\0') ? workload : await loadWorkload(ref);
+  const same = args.join('\0') === probe.args.join('\0') && Object.keys(raw).length === 0;
+  const final = same ? workload : await loadWorkload(ref);
   return { workload: final, ref, options };
 }
 
@@ -200,8 +203,10 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
   if (render === undefined) {
     throw new UsageError(`unknown format '${o.format}'`, `formats: ${formatNames().join(', ')}`);
   }
-  const target = parseTarget(o.db);
   const resolved = await resolveWorkload(arg, rest);
+  // A smack file's client blocks give the target unless --db is given.
+  const target =
+    !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
   const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
   const controller = new RunController();
@@ -225,7 +230,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
-  emitResult(result, o, render, { workload: resolved.workload });
+  emitResult(result, o, render, { workload: resolved.workload, classic: o.classic === true });
   return exitCodeFor(result, controller.interrupted);
 }
 
@@ -251,8 +256,8 @@ export async function adminCommand(
   rest: readonly string[],
   o: AdminOptions,
 ): Promise<number> {
-  const target = parseTarget(o.db);
   const { workload, options } = await resolveWorkload(arg, rest);
+  const target = !o.dbGiven && workload.defaultTarget ? workload.defaultTarget() : parseTarget(o.db);
   const fn = workload[what];
   if (fn === undefined) {
     say(`dbsmack: ${workload.name} has nothing to ${what}`);
@@ -266,6 +271,7 @@ export async function adminCommand(
     o.connectTimeout * 1000,
     say,
     fn.bind(workload),
+    o.dbGiven === true,
   ).catch((e: unknown) => adminError(e, target, what));
   say(
     `dbsmack: ${what} ${workload.name} on ${target.redactedUrl}: done in ${((Date.now() - t0) / 1000).toFixed(2)} s`,

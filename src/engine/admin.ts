@@ -13,6 +13,7 @@ export async function withAdminContext<T>(
   connectTimeoutMs: number,
   log: (m: string) => void,
   fn: (ctx: AdminContext) => Promise<T>,
+  targetOverridden?: boolean,
 ): Promise<T> {
   const driver = await loadDriver(target.driver);
   const opened: Connection[] = [];
@@ -28,6 +29,7 @@ export async function withAdminContext<T>(
       driver: target.driver,
       options,
       threads,
+      ...(targetOverridden !== undefined ? { targetOverridden } : {}),
       conn,
       log,
       async parallel(n, work) {

@@ -242,7 +242,10 @@ export class Client implements ClientContext {
   /** Run events until a limit, a stop request or a fatal error. */
   async loop(): Promise<void> {
     const w = this.w;
-    const { rounds, events } = w.plan;
+    const { events } = w.plan;
+    const own = this.handler?.rounds;
+    const rounds =
+      w.plan.rounds !== undefined && own !== undefined ? Math.min(w.plan.rounds, own) : w.plan.rounds;
     const ctrl = w.ctrl;
     let done = 0;
     for (;;) {

@@ -74,6 +74,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       plan.connectTimeoutMs,
       input.log,
       workload.prepare.bind(workload),
+      plan.targetOverridden,
     );
   }
   const probes = input.probes ?? [];
@@ -104,6 +105,8 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       ...(target.driver === 'mysql' ? { connector: target.params.connector ?? 'mysql2' } : {}),
       ...(input.label !== undefined ? { label: input.label } : {}),
     });
+    const groups = workload.groupsOf?.(result);
+    if (groups !== undefined) result.groups = groups;
   } finally {
     input.controller.attach(undefined);
     // A probe that started always stops, even when the run failed, so that it restores what it changed.

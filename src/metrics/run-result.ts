@@ -86,6 +86,24 @@ export interface EnvInfo {
   dbsmack: string;
 }
 
+/**
+ * One client type of a run whose workload has several (a smack file's client blocks started in `main`):
+ * its clients, its statement types under their own names, and its connect times, in the top-level shape.
+ */
+export interface RunGroup {
+  name: string;
+  clients: number;
+  /** The client ids (`client_stats[].id`) of this group. */
+  client_ids: number[];
+  /** Seconds from the start of the measured part until its last client finished. */
+  elapsed_s: number;
+  /** Per statement type; `qps` is the group's count over the group's `elapsed_s`. */
+  types: Record<string, TypeResult>;
+  connect_ms: { min: number; mean: number; max: number; count: number };
+  /** Lines the workload prints before and after the group's report (smack `print`). */
+  output?: { before: string[]; after: string[] };
+}
+
 export interface RunResult {
   schema: typeof RUN_SCHEMA;
   status: RunStatus;
@@ -119,4 +137,6 @@ export interface RunResult {
   /** dbsmack's own CPU time over the measured part. */
   client_cpu: { user_s: number; system_s: number; us_per_query: number };
   env: EnvInfo;
+  /** Client types, when the workload runs several side by side (smack files); built by `Workload.groupsOf`. */
+  groups?: RunGroup[];
 }

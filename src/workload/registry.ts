@@ -2,7 +2,8 @@
  * Resolves a `WorkloadRef` to a `Workload`, the same way in the main thread and in every worker:
  * a built-in name, a `.smack` file, or a user's TypeScript/JavaScript module.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../cli/errors.ts';
@@ -43,10 +44,28 @@ export function resolveWorkloadArg(arg: string): string {
       `built-in workloads: ${[...builtins.keys()].join(', ')}; or give a .smack, .ts or .js file`,
     );
   }
-  if (arg === '-') return arg;
+  if (arg === '-') return saveStdin();
   const abs = path.resolve(arg);
   if (!existsSync(abs)) throw new InputError(`${arg}: no such file`);
   return abs;
+}
+
+/**
+ * A smack file on stdin (`-`) is saved to a temporary file first, because every worker thread loads the
+ * workload again by path.
+ */
+function saveStdin(): string {
+  let src: string;
+  try {
+    src = readFileSync(0, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read the smack file from stdin: ${(e as Error).message}`);
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-stdin-'));
+  const file = path.join(dir, 'stdin.smack');
+  writeFileSync(file, src);
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return file;
 }
 
 let tsxRegistered = false;
@@ -55,7 +74,8 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
   const b = builtins.get(ref.ref);
   if (b) return b.load();
   if (ref.ref.endsWith('.smack') || ref.ref === '-') {
-    throw new UsageError(`.smack files are not supported yet: ${ref.ref}`);
+    const { smackWorkload } = await import('./smack/workload.ts');
+    return smackWorkload(ref);
   }
   if (/\.(ts|mts)$/.test(ref.ref) && !tsxRegistered && !import.meta.url.endsWith('.ts')) {
     const { register } = await import('tsx/esm/api');

@@ -62,6 +62,11 @@ export interface ClientContext {
 /** What `client()` returns: the per-client event function and an optional close hook. */
 export interface ClientHandler {
   event(): Promise<void> | void;
+  /**
+   * This client's own number of events when the run is limited by rounds (a smack client type's
+   * `set_num_rounds`); the client stops at the smaller of this and the run's `--rounds`.
+   */
+  rounds?: number;
   close?(): Promise<void> | void;
 }
 
@@ -72,6 +77,8 @@ export interface AdminContext {
   readonly options: Readonly<Record<string, unknown>>;
   /** Parallelism the user asked for (`--threads`/`--clients`). */
   readonly threads: number;
+  /** Whether the user gave `--db`: a workload's own connection settings (smack client blocks) are then ignored. */
+  readonly targetOverridden?: boolean;
   /** A connection opened for the admin work. */
   readonly conn: Connection;
   /** Run `fn` on `n` connections at once (e.g. loading tables in parallel), each with its own connection. */
@@ -102,6 +109,12 @@ export interface Workload {
   targetFor?(clientId: number, base: Target): Target;
   /** Create tables and load data (`dbsmack prepare`; also before `run` when `prepareOnRun` is set). */
   prepare?(ctx: AdminContext): Promise<void>;
+  /** The target when `--db` is not given (a smack file's client block for `-d`). */
+  defaultTarget?(): Target;
+  /** Split the finished result into client types (a smack file's client blocks); stored as `groups`. */
+  groupsOf?(
+    result: import('../metrics/run-result.ts').RunResult,
+  ): import('../metrics/run-result.ts').RunGroup[];
   /** Run `prepare` at the start of every `run` (a smack file creates and fills its tables itself). */
   prepareOnRun?: boolean;
   cleanup?(ctx: AdminContext): Promise<void>;

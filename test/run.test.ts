@@ -152,7 +152,8 @@ test('a user workload module runs through the public API; errors stop the run un
   assert.match(res.status_reason ?? '', /SQLITE_CONSTRAINT_PRIMARYKEY/);
   assert.ok(res.totals.queries >= 3, 'what was measured before the error is kept');
 
-  await runCli(['prepare', mod, '--db', db]);
+  const prep2 = await runCli(['prepare', mod, '--db', db]);
+  assert.equal(prep2.code, 0, prep2.stderr);
   const ok = await runCli([
     'run',
     mod,
@@ -170,7 +171,11 @@ test('a user workload module runs through the public API; errors stop the run un
   assert.equal(ok.code, 0, ok.stderr);
   const r2 = JSON.parse(ok.stdout) as RunResult;
   assert.equal(r2.status, 'complete');
-  assert.equal(r2.totals.events, 6, '3 distinct ids per client succeed');
+  assert.equal(
+    r2.totals.events,
+    6,
+    `3 distinct ids per client succeed: ${JSON.stringify([r2.errors, r2.client_stats])}`,
+  );
   assert.equal(r2.totals.errors, 4);
   assert.equal(r2.types.insert?.errors, 4);
   assert.deepEqual(
@@ -197,7 +202,11 @@ test('a user workload module runs through the public API; errors stop the run un
     '23505',
   ]);
   assert.equal(pg.code, 0, pg.stderr);
-  assert.equal((JSON.parse(pg.stdout) as RunResult).totals.errors, 1);
+  const pgRes = JSON.parse(pg.stdout) as RunResult;
+  assert.deepEqual(
+    pgRes.errors.map((e) => [e.code, e.count]),
+    [['23505', 1]],
+  );
   const clean = await runCli(['cleanup', mod, '--db', PG_URL, '--table', table]);
   assert.equal(clean.code, 0, clean.stderr);
 });

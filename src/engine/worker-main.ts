@@ -139,7 +139,11 @@ async function onStart(m: StartMessage): Promise<void> {
   s.endAt = m.endAt;
   s.nextBoundary = m.measureAt + s.intervalUs;
   const wait = (m.startAt - nowUs()) / 1000;
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  if (wait > 1) await new Promise((r) => setTimeout(r, wait - 1));
+  // Timers may fire a little early; an event that started before the start would count as warm-up.
+  while (nowUs() < m.startAt) {
+    // spin for the last millisecond
+  }
   // Async drivers leave the event loop free between statements: flush idle intervals on a timer too.
   const timer = setInterval(() => flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
   await Promise.all(clients.map((c) => c.loop()));

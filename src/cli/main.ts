@@ -9,6 +9,7 @@ import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { registerReport } from './report.ts';
 import { adminCommand, runCommand } from './run.ts';
 
 let debug = process.argv.includes('--debug');
@@ -125,6 +126,8 @@ export function buildProgram(): Command {
         });
       });
   }
+
+  registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)
 
   program
     .command('list')

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { COMPARE_SCHEMA, type CompareResult, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
 import { InputError } from '../cli/errors.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
+import { findJsonFault } from './json-error.ts';
 
 export type ReportInput =
   | { kind: 'run'; source: string; doc: RunResult }
@@ -33,16 +34,15 @@ function lineCol(text: string, offset: number): string {
   return `${line}:${col}`;
 }
 
-/** Parse JSON and name FILE:LINE:COLUMN when it is malformed (V8 reports "at position N"). */
+/** Parse JSON and name FILE:LINE:COLUMN when it is malformed. */
 export function parseJsonFile(source: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const msg = (e as Error).message;
-    const m = /position (\d+)/.exec(msg);
-    const where = m ? `${source}:${lineCol(text, Number(m[1]))}` : source;
+    const fault = findJsonFault(text);
+    const where = fault ? `${source}:${lineCol(text, fault.offset)}` : source;
     throw new InputError(
-      `${where}: not valid JSON: ${msg.replace(/ in JSON at position \d+.*$/, '')}`,
+      `${where}: not valid JSON: ${fault?.message ?? (e as Error).message}`,
       'pass a file written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',
     );
   }

@@ -271,12 +271,16 @@ function collectRuns(inputs: ReportInput[], notes: string[]): RunRef[] {
     }
   }
   // Plain runs of one label and client count are repeats of each other: number them in input order.
+  // A lone run keeps repeat 0: "repeat 1" would suggest there were more.
   const seen = new Map<string, number>();
-  for (const r of runs) {
-    if (r.sweep !== undefined) continue;
-    const k = `${r.label}\0${r.clients}`;
-    const n = (seen.get(k) ?? 0) + 1;
-    seen.set(k, n);
+  const plain = runs.filter((r) => r.sweep === undefined);
+  const key = (r: RunRef): string => `${r.label}\0${r.clients}`;
+  for (const r of plain) seen.set(key(r), (seen.get(key(r)) ?? 0) + 1);
+  const next = new Map<string, number>();
+  for (const r of plain) {
+    if ((seen.get(key(r)) ?? 0) < 2) continue;
+    const n = (next.get(key(r)) ?? 0) + 1;
+    next.set(key(r), n);
     r.repeat = n;
   }
   return runs;

@@ -8,10 +8,13 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { SweepResult } from '../src/analysis/types.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
+import { reportCharts } from '../src/report/charts.ts';
 import { histogramView } from '../src/report/histogram-view.ts';
+import { renderHtml } from '../src/report/html.ts';
 import { classifyDocument, resolveReportInputs } from '../src/report/inputs.ts';
 import { findJsonFault } from '../src/report/json-error.ts';
 import { buildReportModel, drawableIntervals, findStalls } from '../src/report/model.ts';
+import { renderCharts } from '../src/report/render-svg.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'report');
@@ -236,4 +239,36 @@ test('findJsonFault points at the first error', () => {
     'unexpected end of file, expected a closing quote',
   );
   assert.equal(findJsonFault('{} x')?.offset, 3);
+});
+
+test('probe data (a wait profile, thread statistics) is shown generically: tables, and bars for lists', async () => {
+  const run = readJson<RunResult>('run-stall.json');
+  const profile = {
+    source: 'performance_schema',
+    waits: [
+      { event: 'wait/synch/mutex/sql/LOCK_open', count: 4512, wait_ms: 812.5 },
+      { event: 'wait/io/file/innodb/innodb_log_file', count: 120, wait_ms: 40.1 },
+    ],
+    threads: { voluntary_ctxsw: 10234, involuntary_ctxsw: 88 },
+  };
+  const doc = { ...run, label: 'profiled', profile };
+  const m = buildReportModel({ inputs: [{ kind: 'run', source: 'p.json', doc }], skipped: [] });
+  assert.deepEqual(
+    m.probes.map((p) => p.key),
+    ['profile'],
+  );
+  const specs = reportCharts(m);
+  const bars = specs.find((c) => c.id === 'probe-profiled-profile-waits');
+  assert.ok(bars, specs.map((c) => c.id).join(', '));
+  const rendered = await renderCharts(specs);
+  const page = renderHtml(m, rendered);
+  const has = (text: string, why: string): void => assert.ok(page.includes(text), why);
+  has(
+    '<td>wait/synch/mutex/sql/LOCK_open</td><td class="n">4,512</td><td class="n">813</td>',
+    'the waits table',
+  );
+  has('<td>voluntary_ctxsw</td><td class="n">10,234</td>', 'the thread statistics');
+  has('<figure id="probe-profiled-profile-waits"', 'the bars of the waits');
+  has('>wait_ms</text>', 'the bars are sized by the wait time, titled with its unit');
+  assert.ok(!page.includes('Not measured in these runs'));
 });

@@ -2,7 +2,14 @@
  * The report's charts as vega-lite specifications, built from the report model. Pure data: nothing here
  * loads vega (see render-svg.ts), so building the specs costs nothing on paths that do not draw.
  */
-import type { CompareView, HistogramSet, ReportModel, SeriesPoint, TimelineView } from './model.ts';
+import type {
+  CompareView,
+  HistogramSet,
+  ProbeSection,
+  ReportModel,
+  SeriesPoint,
+  TimelineView,
+} from './model.ts';
 import { slug } from './model.ts';
 
 /** A vega-lite top-level specification (kept loose: the shapes below are checked by rendering them). */
@@ -30,7 +37,7 @@ const CONFIG = {
   title: { fontSize: 15, subtitleFontSize: 12, anchor: 'start', offset: 10 },
 };
 
-function top(title: string, subtitle: string | undefined, body: VlSpec): VlSpec {
+function top_(title: string, subtitle: string | undefined, body: VlSpec): VlSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: subtitle ? { text: title, subtitle } : title,
@@ -99,7 +106,7 @@ export function throughputChart(m: ReportModel): ChartSpec | undefined {
   return {
     id: 'throughput',
     title: 'Throughput by client count',
-    spec: top(
+    spec: top_(
       'Throughput by client count',
       multi ? 'line: median of the repeats; dots: each repeat; bar: min to max' : 'one run per point',
       { width: WIDTH, height: HEIGHT, layer: layers },
@@ -123,7 +130,7 @@ export function latencyChart(m: ReportModel): ChartSpec | undefined {
   return {
     id: 'latency',
     title: 'Latency percentiles by client count',
-    spec: top('Latency percentiles by client count', 'event latency, median of the repeats', {
+    spec: top_('Latency percentiles by client count', 'event latency, median of the repeats', {
       width: WIDTH,
       height: HEIGHT,
       data: { values: positive },
@@ -199,7 +206,7 @@ export function ratioChart(c: CompareView, index: number): ChartSpec | undefined
   return {
     id: ratioChartId(c, index),
     title: `Ratio to ${c.doc.base}: ${metric}`,
-    spec: top(
+    spec: top_(
       `Ratio to ${c.doc.base}: ${metric}`,
       c.doc.metric === 'qps'
         ? 'above 1: the candidate is faster; bars: confidence interval; dashed: no difference'
@@ -323,7 +330,7 @@ export function timelineChart(t: TimelineView): ChartSpec {
   return {
     id: t.id,
     title: `Timeline: ${t.title}`,
-    spec: top(`Timeline: ${t.title}`, subtitle, {
+    spec: top_(`Timeline: ${t.title}`, subtitle, {
       vconcat: [
         panel('qps', 'throughput (queries/s)', '#1f77b4', errorTicks),
         panel('p95_ms', 'p95 statement latency (ms)', '#ff7f0e'),
@@ -342,7 +349,7 @@ export function histogramChart(h: HistogramSet): ChartSpec | undefined {
   return {
     id: h.id,
     title: `Latency histogram: ${h.title}`,
-    spec: top(
+    spec: top_(
       `Latency histogram: ${h.title}`,
       'share of statements in each latency bin (10 bins per decade)',
       {
@@ -366,6 +373,63 @@ export function histogramChart(h: HistogramSet): ChartSpec | undefined {
   };
 }
 
+/** The id of the chart of one list inside a probe's data. */
+export function probeChartId(p: ProbeSection, path: readonly string[]): string {
+  return `probe-${slug(p.label)}-${slug([p.key, ...path].join('-'))}`;
+}
+
+/** Lists of records inside probe data, with where they are: the candidates for a bar chart. */
+export function probeLists(
+  data: unknown,
+  path: string[] = [],
+): { path: string[]; rows: Record<string, unknown>[] }[] {
+  if (Array.isArray(data)) {
+    const records = data.every((r) => r !== null && typeof r === 'object' && !Array.isArray(r));
+    return records && data.length > 0 ? [{ path, rows: data as Record<string, unknown>[] }] : [];
+  }
+  if (data !== null && typeof data === 'object' && path.length < 3) {
+    return Object.entries(data as Record<string, unknown>).flatMap(([k, v]) => probeLists(v, [...path, k]));
+  }
+  return [];
+}
+
+/** At most this many bars: the biggest waits tell the story, the tail is in the table. */
+const PROBE_BARS = 15;
+
+/**
+ * A probe's list of records as horizontal bars: the first text field names the bars, the first numeric
+ * field sizes them. The probe's own field names are the axis titles (they carry the unit, like wait_ms).
+ */
+export function probeChart(
+  p: ProbeSection,
+  path: string[],
+  rows: Record<string, unknown>[],
+): ChartSpec | undefined {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const name = keys.find((k) => rows.every((r) => typeof r[k] === 'string'));
+  const numeric = keys.filter((k) => rows.every((r) => typeof r[k] === 'number'));
+  // Time waited says more than how often: prefer a field that names a duration or a share.
+  const value = numeric.find((k) => /(_ms|_us|_ns|_s|time|wait|share|pct|percent)$/i.test(k)) ?? numeric[0];
+  if (name === undefined || value === undefined || rows.length < 2) return undefined;
+  const top = [...rows].sort((a, b) => (b[value] as number) - (a[value] as number)).slice(0, PROBE_BARS);
+  const data = top.map((r) => ({ name: r[name], value: r[value] }));
+  const title = `${p.key}${path.length > 0 ? ` › ${path.join(' › ')}` : ''}: ${p.label}, ${p.clients} clients`;
+  return {
+    id: probeChartId(p, path),
+    title,
+    spec: top_(title, rows.length > PROBE_BARS ? `the ${PROBE_BARS} largest of ${rows.length}` : undefined, {
+      width: WIDTH - 120,
+      height: { step: 22 },
+      data: { values: data },
+      mark: { type: 'bar', color: '#4c78a8' },
+      encoding: {
+        y: { field: 'name', type: 'nominal', sort: '-x', title: name, axis: { labelLimit: 480 } },
+        x: { field: 'value', type: 'quantitative', title: value },
+      },
+    }),
+  };
+}
+
 /** Every chart of a report, in page order. */
 export function reportCharts(m: ReportModel): ChartSpec[] {
   const out: ChartSpec[] = [];
@@ -379,5 +443,6 @@ export function reportCharts(m: ReportModel): ChartSpec[] {
   push(latencyChart(m));
   for (const t of m.timelines) push(timelineChart(t));
   for (const h of m.histograms) push(histogramChart(h));
+  for (const p of m.probes) for (const l of probeLists(p.data)) push(probeChart(p, l.path, l.rows));
   return out;
 }

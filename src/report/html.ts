@@ -3,7 +3,7 @@
  * and there is no script and no external reference, so it opens offline and shows everything without
  * JavaScript.
  */
-import { ratioChartId } from './charts.ts';
+import { probeChartId, ratioChartId } from './charts.ts';
 import type { ReportModel } from './model.ts';
 import type { RenderedChart } from './render-svg.ts';
 import {
@@ -148,6 +148,7 @@ export function renderHtml(m: ReportModel, rendered: readonly RenderedChart[]): 
     out.push(`<h3>${esc(p.key)}: ${esc(p.label)}, ${p.clients} clients</h3>`);
     for (const g of genericTables(p.data)) {
       if (g.path.length > 0) out.push(`<p><b>${esc(g.path.join(' › '))}</b></p>`);
+      out.push(figure(byId.get(probeChartId(p, g.path))));
       out.push(tableHtml(g.table));
       if (g.more > 0) out.push(`<p class="meta">${g.more} more rows not shown.</p>`);
     }

@@ -2,7 +2,7 @@
  * The Markdown report: the same tables as the HTML page, and links to the chart images written beside it,
  * ready for a pull request or a wiki page.
  */
-import { ratioChartId } from './charts.ts';
+import { probeChartId, ratioChartId } from './charts.ts';
 import type { ReportModel } from './model.ts';
 import {
   compareTable,
@@ -89,6 +89,7 @@ export function renderMarkdown(
       out.push(`### ${p.key}: ${p.label}, ${p.clients} clients`, '');
       for (const g of genericTables(p.data)) {
         if (g.path.length > 0) out.push(`**${g.path.join(' › ')}**`, '');
+        image(probeChartId(p, g.path));
         out.push(tableMarkdown(g.table), '');
         if (g.more > 0) out.push(`_${g.more} more rows not shown._`, '');
       }

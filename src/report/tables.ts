@@ -28,6 +28,7 @@ export const VERDICT_LEGEND =
 /** Three significant digits, thousands grouped: 12,345 / 123 / 1.23 / 0.0123. */
 export function fmtNum(v: number): string {
   if (!Number.isFinite(v)) return '—';
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
   const a = Math.abs(v);
   if (a >= 1000) return Math.round(v).toLocaleString('en-US');
   if (a >= 100) return v.toFixed(0);

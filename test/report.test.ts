@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { SweepResult } from '../src/analysis/types.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
-import { reportCharts } from '../src/report/charts.ts';
+import { reportCharts, throughputChart } from '../src/report/charts.ts';
 import { histogramView } from '../src/report/histogram-view.ts';
 import { renderHtml } from '../src/report/html.ts';
 import { classifyDocument, resolveReportInputs } from '../src/report/inputs.ts';
@@ -271,4 +271,19 @@ test('probe data (a wait profile, thread statistics) is shown generically: table
   has('<figure id="probe-profiled-profile-waits"', 'the bars of the waits');
   has('>wait_ms</text>', 'the bars are sized by the wait time, titled with its unit');
   assert.ok(!page.includes('Not measured in these runs'));
+});
+
+test('a sweep run flagged as an outlier is marked on the throughput chart', async () => {
+  const sweep = readJson<SweepResult>('sweep-postgres.json');
+  sweep.points[1]!.runs[0]!.outlier = true;
+  const m = buildReportModel({ inputs: [{ kind: 'sweep', source: 's.json', doc: sweep }], skipped: [] });
+  const chart = throughputChart(m)!;
+  const layers = chart.spec.layer as { data: { values: unknown[] } }[];
+  assert.equal(layers.length, 4);
+  assert.deepEqual(
+    layers[3]!.data.values.map((r) => (r as { clients: number }).clients),
+    [sweep.points[1]!.clients],
+  );
+  const [svg] = await renderCharts([chart]);
+  assert.match(svg!.svg, /red cross: an outlier among its repeats/);
 });

@@ -103,14 +103,24 @@ export function throughputChart(m: ReportModel): ChartSpec | undefined {
       },
     },
   ];
+  const outliers = m.repeats.filter((r) => r.outlier);
+  if (outliers.length > 0) {
+    layers.push({
+      data: { values: outliers },
+      mark: { type: 'point', shape: 'cross', size: 110, color: '#d62728', filled: true },
+      encoding: { x: clientAxis(clients), y: { field: 'qps', type: 'quantitative' } },
+    });
+  }
+  const subtitle = [
+    multi ? 'line: median of the repeats; dots: each repeat; bar: min to max' : 'one run per point',
+    outliers.length > 0 ? 'red cross: an outlier among its repeats (kept in the median)' : undefined,
+  ]
+    .filter(Boolean)
+    .join('; ');
   return {
     id: 'throughput',
     title: 'Throughput by client count',
-    spec: top_(
-      'Throughput by client count',
-      multi ? 'line: median of the repeats; dots: each repeat; bar: min to max' : 'one run per point',
-      { width: WIDTH, height: HEIGHT, layer: layers },
-    ),
+    spec: top_('Throughput by client count', subtitle, { width: WIDTH, height: HEIGHT, layer: layers }),
   };
 }
 

@@ -91,7 +91,10 @@ export function findJsonFault(text: string): JsonFault | undefined {
         fail("',' or ']'");
       }
     }
-    if (c === '"') return string();
+    if (c === '"') {
+      string();
+      return;
+    }
     const num = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
     if (num && num[0].length > 0 && /[-\d]/.test(c ?? '')) {
       i += num[0].length;

@@ -10,6 +10,7 @@ import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { registerReport } from './report.ts';
 import { adminCommand, runCommand } from './run.ts';
 import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
 
@@ -146,6 +147,7 @@ export function buildProgram(): Command {
   }
 
   registerGenData(program);
+  registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)
 
   program
     .command('list')

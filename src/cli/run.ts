@@ -12,7 +12,7 @@ import type { RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
-import { renderIntervalLine } from '../report/text.ts';
+import { createProgress } from '../report/progress.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -208,10 +208,20 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
   const target =
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
-  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
+  const tty = process.stderr.isTTY === true;
+  const progress = await createProgress({
+    totalRuns: 1,
+    ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
+    // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
+    // asks for plain lines.
+    mode: o.progress || (tty && !o.quiet) ? (tty ? 'status' : 'lines') : 'off',
+    keepLines: true,
+    title: `dbsmack ${resolved.workload.name} on ${target.redactedUrl}`,
+  });
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   let result: RunResult | undefined;
+  progress.runStarted(plan.clients);
   try {
     result = await runWithErrors({
       plan,
@@ -219,11 +229,19 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       options: resolved.options,
       workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
       ...(o.label !== undefined ? { label: o.label } : {}),
-      ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
-      log: say,
+      onInterval: (p: IntervalPoint) => progress.interval(p),
+      log: (m: string) => progress.log(redactSecrets(m)),
       controller,
     });
   } finally {
+    progress.runFinished(
+      result && {
+        qps: result.totals.qps,
+        p95_ms: result.events.latency_ms.p95,
+        errors: result.totals.errors,
+      },
+    );
+    progress.done();
     uninstall();
   }
   if (result === undefined) {

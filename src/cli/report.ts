@@ -1,0 +1,118 @@
+/**
+ * `dbsmack report INPUT... --html FILE`: a report people would rather look at. Reads run, sweep and
+ * compare documents (resolved by `resolveReportInputs`), draws the charts to SVG and writes an offline HTML
+ * page, chart images and/or Markdown. vega is loaded only here, lazily.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from '@commander-js/extra-typings';
+import { redactSecrets } from '../driver/redact.ts';
+import { reportCharts } from '../report/charts.ts';
+import { renderHtml } from '../report/html.ts';
+import { resolveReportInputs } from '../report/inputs.ts';
+import { renderMarkdown } from '../report/markdown.ts';
+import { buildReportModel } from '../report/model.ts';
+import { svgToPng } from '../report/png.ts';
+import { renderCharts } from '../report/render-svg.ts';
+import { InputError, UsageError, UserError } from './errors.ts';
+import { say } from './output.ts';
+
+export interface ReportOptions {
+  html?: string;
+  svg?: string;
+  png?: string;
+  markdown?: string;
+  title?: string;
+}
+
+function writeOut(file: string, content: string | Buffer): void {
+  try {
+    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    writeFileSync(file, typeof content === 'string' ? redactSecrets(content) : content);
+  } catch (e) {
+    throw new UserError(
+      `cannot write ${file}: ${(e as Error).message}`,
+      'check that the directory is writable',
+    );
+  }
+}
+
+/** The Markdown's images go where --png or --svg put them, else into FILE's sibling folder `NAME-charts`. */
+function markdownImageDir(o: ReportOptions): { dir: string; ext: 'png' | 'svg' } {
+  if (o.png) return { dir: o.png, ext: 'png' };
+  if (o.svg) return { dir: o.svg, ext: 'svg' };
+  const md = o.markdown!;
+  return { dir: `${md.replace(/\.(md|markdown)$/i, '')}-charts`, ext: 'svg' };
+}
+
+/** Run the report command; throws user errors (exit 2) for bad inputs and options. */
+export async function reportCommand(args: readonly string[], o: ReportOptions): Promise<void> {
+  if (!o.html && !o.svg && !o.png && !o.markdown) {
+    throw new UsageError('nothing to write', 'give --html FILE, --markdown FILE, --svg DIR and/or --png DIR');
+  }
+  const resolved = await resolveReportInputs(args);
+  if (resolved.inputs.length === 0) {
+    throw new InputError(
+      `no input can be shown: ${resolved.skipped.map((s) => `${s.source}: ${s.reason}`).join('; ')}`,
+      'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`',
+    );
+  }
+  const model = buildReportModel(resolved);
+  if (o.title) model.title = o.title;
+  const charts = await renderCharts(reportCharts(model));
+
+  if (o.html) {
+    writeOut(o.html, renderHtml(model, charts));
+    say(`dbsmack: wrote ${o.html} (${charts.length} chart${charts.length === 1 ? '' : 's'})`);
+  }
+  const svgDir = o.svg ?? (o.markdown && !o.png ? markdownImageDir(o).dir : undefined);
+  if (svgDir) {
+    for (const c of charts) writeOut(path.join(svgDir, `${c.id}.svg`), c.svg);
+    say(`dbsmack: wrote ${charts.length} SVG file${charts.length === 1 ? '' : 's'} to ${svgDir}`);
+  }
+  if (o.png) {
+    for (const c of charts) writeOut(path.join(o.png, `${c.id}.png`), await svgToPng(c.svg));
+    say(`dbsmack: wrote ${charts.length} PNG file${charts.length === 1 ? '' : 's'} to ${o.png}`);
+  }
+  if (o.markdown) {
+    const { dir, ext } = markdownImageDir(o);
+    const mdDir = path.dirname(path.resolve(o.markdown));
+    const images = new Map(
+      charts.map((c) => [
+        c.id,
+        {
+          title: c.title,
+          path: path
+            .relative(mdDir, path.resolve(dir, `${c.id}.${ext}`))
+            .split(path.sep)
+            .join('/'),
+        },
+      ]),
+    );
+    writeOut(o.markdown, renderMarkdown(model, images));
+    say(`dbsmack: wrote ${o.markdown}`);
+  }
+  for (const n of model.notes) say(`dbsmack: note: ${n}`);
+}
+
+/** Add `dbsmack report` to the program. */
+export function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description(
+      'draw charts and tables from run, sweep and compare JSON files into HTML, Markdown, SVG or PNG',
+    )
+    .argument(
+      '<inputs...>',
+      'JSON files written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',
+    )
+    .option('--html <file>', 'write one self-contained HTML page (offline, no JavaScript needed)')
+    .option('--svg <dir>', 'write each chart as DIR/CHART.svg')
+    .option('--png <dir>', 'write each chart as DIR/CHART.png')
+    .option('--markdown <file>', 'write the tables as Markdown with links to the chart images')
+    .option('--title <text>', 'title of the report (default: workload and labels)')
+    .option('--debug', 'print stack traces of errors')
+    .action(async (inputs, o) => {
+      await reportCommand(inputs, o);
+    });
+}

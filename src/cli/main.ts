@@ -5,11 +5,21 @@
 import { Command, CommanderError, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
+import { registerFormat } from '../report/formats.ts';
+import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { adminCommand, runCommand } from './run.ts';
+import {
+  addSysbenchDbOptions,
+  addSysbenchRunOptions,
+  ratePlan,
+  type SysbenchDbOptions,
+  type SysbenchRunOptions,
+  sysbenchDbUrl,
+} from './sysbench-options.ts';
 
 let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
@@ -34,7 +44,7 @@ export function buildProgram(): Command {
       outputError: (str, write) => write(`dbsmack: ${str.replace(/^error: /, '').trimEnd()}\n`),
     });
 
-  program
+  const run = program
     .command('run')
     .description(
       'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
@@ -80,7 +90,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--format <fmt>',
-      'what to print on stdout: text or json (more formats come with workloads)',
+      'what to print on stdout: text, json or sysbench (its final report and --report-interval lines)',
       'text',
     )
     .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
@@ -89,21 +99,31 @@ export function buildProgram(): Command {
     .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
     .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
     .option('--debug', 'print stack traces of errors')
-    .allowUnknownOption()
-    .action(async (workload, args, o, cmd) => {
-      const rest = cmd.args.slice(1);
-      void args;
-      exitCode = await runCommand(workload, rest, {
-        ...o,
-        dbGiven: cmd.getOptionValueSource('db') !== 'default',
-        clients: o.clients ?? o.threads,
-        warmup: o.warmupTime ?? o.warmup,
-        seed: o.randSeed,
-      });
+    .allowUnknownOption();
+  // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
+  registerFormat('sysbench', renderSysbench);
+  const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
+  runCmd.action(async (workload, args, o, cmd) => {
+    const rest = cmd.args.slice(1);
+    void args;
+    const so = o as typeof o & SysbenchRunOptions;
+    const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
+    exitCode = await runCommand(workload, rest, {
+      ...o,
+      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
+      clients: o.clients ?? o.threads,
+      warmup: o.warmupTime ?? o.warmup,
+      seed: o.randSeed,
+      rate: ratePlan(so),
+      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
+      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli',
     });
+  });
+  // --- end of sysbench options ---
 
   for (const what of ['prepare', 'cleanup'] as const) {
-    program
+    const admin = program
       .command(what)
       .description(what === 'prepare' ? "create and load a workload's tables" : "drop a workload's tables")
       .argument('<workload>', 'built-in workload name or workload file')
@@ -117,13 +137,17 @@ export function buildProgram(): Command {
         10,
       )
       .option('--debug', 'print stack traces of errors')
-      .allowUnknownOption()
-      .action(async (workload, _args, o, cmd) => {
-        exitCode = await adminCommand(what, workload, cmd.args.slice(1), {
-          ...o,
-          dbGiven: cmd.getOptionValueSource('db') !== 'default',
-        });
+      .allowUnknownOption();
+    // --- sysbench options --- (--db-driver/--mysql-*/--pgsql-*)
+    addSysbenchDbOptions(admin).action(async (workload, _args, o, cmd) => {
+      const sbUrl =
+        cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(o as SysbenchDbOptions) : undefined;
+      exitCode = await adminCommand(what, workload, cmd.args.slice(1), {
+        ...o,
+        ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+        dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
       });
+    });
   }
 
   program

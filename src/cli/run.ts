@@ -8,7 +8,7 @@ import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { withAdminContext } from '../engine/admin.ts';
 import { defaultWorkers, StartError } from '../engine/engine.ts';
-import type { RunPlan } from '../engine/protocol.ts';
+import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
@@ -44,6 +44,10 @@ export interface RunOptions extends TargetOptions {
   seed?: number;
   progress?: boolean;
   quiet?: boolean;
+  /** Open loop (`--rate`). */
+  rate?: RatePlan | undefined;
+  percentile?: number;
+  reportIntervalGiven?: boolean;
 }
 
 export interface ResolvedWorkload {
@@ -178,6 +182,9 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
     connectTimeoutMs: o.connectTimeout * 1000,
     reconnectTimeoutMs: o.reconnectTimeout * 1000,
     seed: o.seed ?? Date.now() & 0x7fffffff,
+    ...(o.rate !== undefined ? { rate: o.rate } : {}),
+    ...(o.percentile !== undefined ? { percentile: o.percentile } : {}),
+    ...(o.reportIntervalGiven ? { reportIntervalGiven: true } : {}),
   };
 }
 

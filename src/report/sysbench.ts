@@ -41,7 +41,10 @@ export function renderSysbench(r: RunResult): string {
   out.push('Initializing random number generator from current time', '', '');
   out.push('Initializing worker threads...', '', 'Threads started!', '');
   if (s.report_interval > 0) {
-    for (const p of r.intervals) out.push(...sysbenchIntervalLines(p, r.clients, s.percentile));
+    // sysbench prints whole intervals only; the last, partial one is in the final report
+    for (const p of r.intervals) {
+      if (p.dur >= s.report_interval - 1e-6) out.push(...sysbenchIntervalLines(p, r.clients, s.percentile));
+    }
   }
   const rate = (n: number): string => `${String(n).padEnd(6)} (${f2(n / el)} per sec.)`;
   out.push('SQL statistics:');

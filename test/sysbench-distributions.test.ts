@@ -30,7 +30,8 @@ test('uniform: flat, mean in the middle', () => {
   const xs = draws({ type: 'uniform' }, 1, 100);
   const counts = new Array(101).fill(0);
   for (const x of xs) counts[x]++;
-  for (let v = 1; v <= 100; v++) assert.ok(Math.abs(counts[v] / N - 0.01) < 0.002, `value ${v}: ${counts[v]}`);
+  for (let v = 1; v <= 100; v++)
+    assert.ok(Math.abs(counts[v] / N - 0.01) < 0.002, `value ${v}: ${counts[v]}`);
 });
 
 test('special with defaults puts about 75% of draws in the middle 1% of the range', () => {

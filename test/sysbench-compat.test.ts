@@ -117,7 +117,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
           url,
           ...SIZE,
           '--events',
-          '25',
+          '10',
           '--format',
           'json',
           ...extra,

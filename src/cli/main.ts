@@ -55,15 +55,24 @@ export function buildProgram(): Command {
     .option('-c, --clients <n>', 'concurrent clients, each with its own connection', positiveInt('--clients'))
     .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
     .option('--rounds <r>', 'stop after R events per client', positiveInt('--rounds'))
-    .option('--events <e>', 'stop after E events in total', positiveInt('--events'))
+    .option(
+      '--events <e>',
+      'stop after E events in total (0: no limit, as sysbench)',
+      nonNegativeInt('--events'),
+    )
     .option(
       '-t, --time <s>',
-      'stop after S seconds (default 10 when no other limit is given)',
-      seconds('--time', false),
+      'stop after S seconds (default 10 when no other limit is given; 0: no time limit, as sysbench)',
+      seconds('--time'),
     )
     .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
     .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
-    .option('--report-interval <s>', 'timeline interval in seconds', seconds('--report-interval', false), 1)
+    .option(
+      '--report-interval <s>',
+      'timeline interval in seconds (0: the default 1 s, without sysbench interval lines)',
+      seconds('--report-interval'),
+      1,
+    )
     .option(
       '--max-tries <n>',
       'tries per event on deadlock or serialization failure',
@@ -117,7 +126,8 @@ export function buildProgram(): Command {
       seed: o.randSeed,
       rate: ratePlan(so),
       ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
-      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli',
+      reportInterval: o.reportInterval || 1,
+      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && o.reportInterval > 0,
     });
   });
   // --- end of sysbench options ---

@@ -163,7 +163,10 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
   ) {
     rounds = workload.defaults.rounds;
   }
-  if (rounds === undefined && events === undefined && time === undefined) time = 10;
+  // sysbench's 0 means "no limit" for both
+  if (events === 0) events = undefined;
+  if (time === 0) time = undefined;
+  else if (rounds === undefined && events === undefined && time === undefined) time = 10;
   return {
     workload: ref,
     target,

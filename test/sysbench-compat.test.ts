@@ -203,3 +203,36 @@ test('running before prepare says so and names the prepare command', async (t) =
   assert.match(r.stderr, /sbtest1 does not exist/);
   assert.match(r.stderr, /dbsmack prepare oltp_read_only --db postgres:\/\/\S+ --tables 3/);
 });
+
+test('sysbench-style connection options become the target; the password never shows', async (t) => {
+  const target = await needServer(t, 'postgres');
+  if (!target) return;
+  const conn = [
+    '--db-driver=pgsql',
+    `--pgsql-host=${target.host ?? '127.0.0.1'}`,
+    `--pgsql-port=${target.port ?? 5432}`,
+    `--pgsql-user=${target.user ?? 'root'}`,
+    `--pgsql-db=${target.database ?? 'test'}`,
+  ];
+  const ok = await dbsmack(['run', 'select1', ...conn, '--events', '5', '--format', 'json']);
+  assert.equal(ok.code, 0, ok.stderr);
+  const res = JSON.parse(ok.stdout) as RunResult;
+  assert.equal(res.target.driver, 'postgres');
+  assert.equal(
+    res.target.url,
+    `postgres://${target.user ?? 'root'}@${target.host ?? '127.0.0.1'}:${target.port ?? 5432}/${target.database ?? 'test'}`,
+  );
+  const bad = await dbsmack([
+    'run',
+    'select1',
+    '--db-driver=mysql',
+    '--mysql-host=127.0.0.1',
+    '--mysql-port=1',
+    '--mysql-password=s3cr3t-pw',
+    '--events',
+    '1',
+  ]);
+  assert.equal(bad.code, 3, bad.stderr);
+  assert.match(bad.stderr, /mysql:\/\/sbtest:\*\*\*@127\.0\.0\.1:1\/sbtest/);
+  assert.doesNotMatch(bad.stderr + bad.stdout, /s3cr3t-pw/);
+});

@@ -12,6 +12,7 @@ import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
+import { sysbenchIntervalLines } from '../report/sysbench.ts';
 import { renderIntervalLine } from '../report/text.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
@@ -224,7 +225,16 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       options: resolved.options,
       workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
       ...(o.label !== undefined ? { label: o.label } : {}),
-      ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
+      ...(live
+        ? {
+            onInterval: (p: IntervalPoint) =>
+              say(
+                o.format === 'sysbench'
+                  ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
+                  : renderIntervalLine(p, plan.clients),
+              ),
+          }
+        : {}),
       log: say,
       controller,
     });

@@ -227,12 +227,13 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       ...(o.label !== undefined ? { label: o.label } : {}),
       ...(live
         ? {
-            onInterval: (p: IntervalPoint) =>
-              say(
-                o.format === 'sysbench'
-                  ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
-                  : renderIntervalLine(p, plan.clients),
-              ),
+            onInterval: (p: IntervalPoint) => {
+              if (o.format !== 'sysbench') say(renderIntervalLine(p, plan.clients));
+              // sysbench prints whole intervals only
+              else if (p.dur >= plan.reportIntervalS - 1e-6) {
+                say(sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n'));
+              }
+            },
           }
         : {}),
       log: say,

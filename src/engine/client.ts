@@ -36,6 +36,8 @@ export interface WorkerState {
   rate: RateSchedule | undefined;
   /** Rate mode: events in progress in this worker. */
   active: number;
+  /** Rate mode: events a client took from the schedule but could not start before the deadline. */
+  rateDropped: number;
 }
 
 /** Guess read/write/other from the first keyword, as sysbench counts them. */
@@ -304,7 +306,11 @@ export class Client implements ClientContext {
         if (ctrl[CTRL_STOP] !== 0) return;
         now = nowUs();
       }
-      if (now >= w.endAt) break;
+      if (now >= w.endAt) {
+        // due before the deadline, never started
+        w.rateDropped++;
+        break;
+      }
       this.measuring = intended >= w.measureAt;
       if (this.measuring) {
         if (rounds !== undefined && done >= rounds) break;

@@ -62,6 +62,7 @@ async function onInit(m: InitMessage): Promise<void> {
       fatal: undefined as DbError | undefined,
       rate: undefined as RateSchedule | undefined,
       active: 0,
+      rateDropped: 0,
       workerIndex: m.workerIndex,
       idx: 0,
       intervalUs: plan.reportIntervalS * 1e6,
@@ -183,7 +184,7 @@ async function onStart(m: StartMessage): Promise<void> {
   };
   if (s.fatal) done.fatal = s.fatal.toJSON();
   if (s.rate !== undefined && s.fatal === undefined && Number.isFinite(s.endAt) && end >= s.endAt) {
-    done.dropped = s.rate.backlog(s.endAt);
+    done.dropped = s.rate.backlog(s.endAt) + s.rateDropped;
   }
   await Promise.all(clients.map((c) => c.close()));
   s.recorder.destroy();

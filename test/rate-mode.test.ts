@@ -24,6 +24,10 @@ test('--rate reports the schedule lag, late and dropped events, and per-interval
     { cwd: dir },
   );
   assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /^rate: target 200\/s \(poisson\); latencies from the schedule; schedule lag mean .* late .* dropped$/m,
+  );
   const j = await runCli(
     [
       'run',

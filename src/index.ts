@@ -1,10 +1,26 @@
 /**
  * The public API for workload modules: `import { defineWorkload } from 'dbsmack'`.
  */
+
+export { UsageError } from './cli/errors.ts';
 export { DbError } from './driver/errors.ts';
 export type { Connection, DriverName, PreparedStatement, Row, Target } from './driver/types.ts';
 export type { RunResult } from './metrics/run-result.ts';
 export { defineWorkload } from './workload/define.ts';
+export {
+  C_TEMPLATE,
+  DISTRIBUTIONS,
+  type Distribution,
+  type DistributionOptions,
+  type DistributionType,
+  distribution,
+  distributionFromOptions,
+  PAD_TEMPLATE,
+  randOptions,
+  randomString,
+  uniqueSequence,
+} from './workload/distributions.ts';
+export { seededRandom } from './workload/random.ts';
 export type {
   AdminContext,
   ClientContext,

@@ -5,6 +5,8 @@
 import { Command, CommanderError, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
+import { registerFormat } from '../report/formats.ts';
+import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
@@ -13,6 +15,14 @@ import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, runCommand } from './run.ts';
 import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
+import {
+  addSysbenchDbOptions,
+  addSysbenchRunOptions,
+  ratePlan,
+  type SysbenchDbOptions,
+  type SysbenchRunOptions,
+  sysbenchDbUrl,
+} from './sysbench-options.ts';
 
 let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
@@ -37,7 +47,7 @@ export function buildProgram(): Command {
       outputError: (str, write) => write(`dbsmack: ${str.replace(/^error: /, '').trimEnd()}\n`),
     });
 
-  program
+  const run = program
     .command('run')
     .description(
       'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
@@ -48,15 +58,24 @@ export function buildProgram(): Command {
     .option('-c, --clients <n>', 'concurrent clients, each with its own connection', positiveInt('--clients'))
     .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
     .option('--rounds <r>', 'stop after R events per client', positiveInt('--rounds'))
-    .option('--events <e>', 'stop after E events in total', positiveInt('--events'))
+    .option(
+      '--events <e>',
+      'stop after E events in total (0: no limit, as sysbench)',
+      nonNegativeInt('--events'),
+    )
     .option(
       '-t, --time <s>',
-      'stop after S seconds (default 10 when no other limit is given)',
-      seconds('--time', false),
+      'stop after S seconds (default 10 when no other limit is given; 0: no time limit, as sysbench)',
+      seconds('--time'),
     )
     .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
     .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
-    .option('--report-interval <s>', 'timeline interval in seconds', seconds('--report-interval', false), 1)
+    .option(
+      '--report-interval <s>',
+      'timeline interval in seconds (0: the default 1 s, without sysbench interval lines)',
+      seconds('--report-interval'),
+      1,
+    )
     .option(
       '--max-tries <n>',
       'tries per event on deadlock or serialization failure',
@@ -83,7 +102,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--format <fmt>',
-      'what to print on stdout: text or json (more formats come with workloads)',
+      'what to print on stdout: text, json or sysbench (its final report and --report-interval lines)',
       'text',
     )
     .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
@@ -101,21 +120,32 @@ export function buildProgram(): Command {
     .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
     .option('--classic', 'smack files: print only the original Query Barrel Report')
     // --- end of super-smack options ---
-    .allowUnknownOption()
-    .action(async (workload, args, o, cmd) => {
-      const rest = [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)];
-      void args;
-      exitCode = await runCommand(workload, rest, {
-        ...o,
-        dbGiven: cmd.getOptionValueSource('db') !== 'default',
-        clients: o.clients ?? o.threads,
-        warmup: o.warmupTime ?? o.warmup,
-        seed: o.randSeed,
-      });
+    .allowUnknownOption();
+  // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
+  registerFormat('sysbench', renderSysbench);
+  const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
+  runCmd.action(async (workload, args, o, cmd) => {
+    const rest = [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)];
+    void args;
+    const so = o as typeof o & SysbenchRunOptions;
+    const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
+    exitCode = await runCommand(workload, rest, {
+      ...o,
+      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
+      clients: o.clients ?? o.threads,
+      warmup: o.warmupTime ?? o.warmup,
+      seed: o.randSeed,
+      rate: ratePlan(so),
+      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
+      reportInterval: o.reportInterval || 1,
+      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && o.reportInterval > 0,
     });
+  });
+  // --- end of sysbench options ---
 
   for (const what of ['prepare', 'cleanup'] as const) {
-    program
+    const admin = program
       .command(what)
       .description(what === 'prepare' ? "create and load a workload's tables" : "drop a workload's tables")
       .argument('<workload>', 'built-in workload name or workload file')
@@ -132,18 +162,22 @@ export function buildProgram(): Command {
       .addOption(dbTypeOption())
       .option('-D, --datadir <dir>', 'smack files: directory of data and dictionary files')
       .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
-      .allowUnknownOption()
-      .action(async (workload, _args, o, cmd) => {
-        exitCode = await adminCommand(
-          what,
-          workload,
-          [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)],
-          {
-            ...o,
-            dbGiven: cmd.getOptionValueSource('db') !== 'default',
-          },
-        );
-      });
+      .allowUnknownOption();
+    // --- sysbench options --- (--db-driver/--mysql-*/--pgsql-*)
+    addSysbenchDbOptions(admin).action(async (workload, _args, o, cmd) => {
+      const sbUrl =
+        cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(o as SysbenchDbOptions) : undefined;
+      exitCode = await adminCommand(
+        what,
+        workload,
+        [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)],
+        {
+          ...o,
+          ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+          dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
+        },
+      );
+    });
   }
 
   registerGenData(program);

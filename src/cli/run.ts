@@ -8,11 +8,12 @@ import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { withAdminContext } from '../engine/admin.ts';
 import { defaultWorkers, StartError } from '../engine/engine.ts';
-import type { RunPlan } from '../engine/protocol.ts';
+import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress } from '../report/progress.ts';
+import { sysbenchIntervalLines } from '../report/sysbench.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -46,6 +47,10 @@ export interface RunOptions extends TargetOptions {
   quiet?: boolean;
   /** Smack files: only the original Query Barrel Report, without dbsmack's extended table. */
   classic?: boolean;
+  /** Open loop (`--rate`). */
+  rate?: RatePlan | undefined;
+  percentile?: number;
+  reportIntervalGiven?: boolean;
 }
 
 export interface ResolvedWorkload {
@@ -162,7 +167,10 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
   ) {
     rounds = workload.defaults.rounds;
   }
-  if (rounds === undefined && events === undefined && time === undefined) time = 10;
+  // sysbench's 0 means "no limit" for both
+  if (events === 0) events = undefined;
+  if (time === 0) time = undefined;
+  else if (rounds === undefined && events === undefined && time === undefined) time = 10;
   return {
     workload: ref,
     target,
@@ -181,6 +189,9 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
     connectTimeoutMs: o.connectTimeout * 1000,
     reconnectTimeoutMs: o.reconnectTimeout * 1000,
     seed: o.seed ?? Date.now() & 0x7fffffff,
+    ...(o.rate !== undefined ? { rate: o.rate } : {}),
+    ...(o.percentile !== undefined ? { percentile: o.percentile } : {}),
+    ...(o.reportIntervalGiven ? { reportIntervalGiven: true } : {}),
   };
 }
 
@@ -209,6 +220,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
   const tty = process.stderr.isTTY === true;
+  const sysbenchLive = o.format === 'sysbench' && (o.progress === true || (tty && !o.quiet));
   const progress = await createProgress({
     totalRuns: 1,
     ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
@@ -229,7 +241,13 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       options: resolved.options,
       workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
       ...(o.label !== undefined ? { label: o.label } : {}),
-      onInterval: (p: IntervalPoint) => progress.interval(p),
+      onInterval: (p: IntervalPoint) => {
+        if (o.format !== 'sysbench') progress.interval(p);
+        // sysbench prints whole intervals only, in its own layout
+        else if (sysbenchLive && p.dur >= plan.reportIntervalS - 1e-6) {
+          progress.log(sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n'));
+        }
+      },
       log: (m: string) => progress.log(redactSecrets(m)),
       controller,
     });

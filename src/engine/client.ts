@@ -2,7 +2,7 @@
  * One benchmark client: its connection, its `ClientContext` for the workload, and its event loop with the
  * error policy (retry, reconnect with back-off, ignore, stop). Runs inside a load worker.
  */
-import { asDbError, type DbError } from '../driver/errors.ts';
+import { asDbError, DbError } from '../driver/errors.ts';
 import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { SeededRandom } from '../workload/random.ts';
@@ -15,6 +15,7 @@ import type {
   Workload,
 } from '../workload/types.ts';
 import { type ClientSummary, CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
+import type { RateSchedule } from './rate.ts';
 import type { Recorder } from './recorder.ts';
 
 /** Shared state of one worker that its clients read on the hot path. */
@@ -31,6 +32,12 @@ export interface WorkerState {
   warmup: { events: number; queries: number; errors: number };
   /** The first fatal error of this worker. */
   fatal: DbError | undefined;
+  /** Open-loop schedule of this worker (`--rate`); undefined in the closed loop. */
+  rate: RateSchedule | undefined;
+  /** Rate mode: events in progress in this worker. */
+  active: number;
+  /** Rate mode: events a client took from the schedule but could not start before the deadline. */
+  rateDropped: number;
 }
 
 /** Guess read/write/other from the first keyword, as sysbench counts them. */
@@ -59,6 +66,7 @@ export class Client implements ClientContext {
   readonly driver: Target['driver'];
   readonly options: Readonly<Record<string, unknown>>;
   readonly random: SeededRandom;
+  readonly seed: number;
 
   conn: Connection;
   connectMs: number;
@@ -90,6 +98,7 @@ export class Client implements ClientContext {
     this.clients = w.plan.clients;
     this.driver = target.driver;
     this.options = options;
+    this.seed = w.plan.seed;
     this.random = new SeededRandom((w.plan.seed ^ Math.imul(id + 1, 0x9e3779b1)) >>> 0);
     this.dbDriver = driver;
     this.target = target;
@@ -140,7 +149,7 @@ export class Client implements ClientContext {
       this.statementFailed(slot);
       throw e;
     }
-    this.statementDone(slot, t0);
+    this.statementDone(slot, t0, n);
     return n;
   }
 
@@ -149,7 +158,7 @@ export class Client implements ClientContext {
     const t0 = nowUs();
     try {
       const n = await this.conn.query(sql, params);
-      this.statementDone(slot, t0);
+      this.statementDone(slot, t0, n);
       return n;
     } catch (e) {
       this.statementFailed(slot);
@@ -162,7 +171,7 @@ export class Client implements ClientContext {
     const t0 = nowUs();
     try {
       const rows = await this.conn.all(sql, params);
-      this.statementDone(slot, t0);
+      this.statementDone(slot, t0, rows.length);
       return rows;
     } catch (e) {
       this.statementFailed(slot);
@@ -179,7 +188,7 @@ export class Client implements ClientContext {
       throw e;
     }
     this.inTx = true;
-    this.statementDone(this.txSlots.begin, t0);
+    this.statementDone(this.txSlots.begin, t0, 0);
   }
 
   async commit(): Promise<void> {
@@ -192,7 +201,7 @@ export class Client implements ClientContext {
     } finally {
       this.inTx = false;
     }
-    this.statementDone(this.txSlots.commit, t0);
+    this.statementDone(this.txSlots.commit, t0, 0);
   }
 
   async rollback(): Promise<void> {
@@ -204,7 +213,7 @@ export class Client implements ClientContext {
       this.statementFailed(this.txSlots.rollback);
       throw e;
     }
-    this.statementDone(this.txSlots.rollback, t0);
+    this.statementDone(this.txSlots.rollback, t0, 0);
   }
 
   sleep(ms: number): Promise<void> {
@@ -222,10 +231,10 @@ export class Client implements ClientContext {
     return slot;
   }
 
-  private statementDone(slot: number, t0: number): void {
+  private statementDone(slot: number, t0: number, rows: number): void {
     const t1 = nowUs();
     if (this.measuring) {
-      this.w.recorder.record(slot, t1 - t0);
+      this.w.recorder.record(slot, t1 - t0, rows);
       this.stats.queries++;
       if (t1 >= this.w.nextBoundary) this.w.flush(t1);
     } else {
@@ -241,6 +250,7 @@ export class Client implements ClientContext {
 
   /** Run events until a limit, a stop request or a fatal error. */
   async loop(): Promise<void> {
+    if (this.w.rate !== undefined) return this.openLoop(this.w.rate);
     const w = this.w;
     const { events } = w.plan;
     const own = this.handler?.rounds;
@@ -276,6 +286,81 @@ export class Client implements ClientContext {
         w.warmup.errors++;
       }
     }
+  }
+
+  /**
+   * The open loop of `--rate`: each event waits for its scheduled time (or starts at once when it is
+   * already due), and its latency runs from that time, so time spent queued behind slow events counts.
+   * Kept apart from `loop` so that the closed loop's hot path stays as it is.
+   */
+  private async openLoop(schedule: RateSchedule): Promise<void> {
+    const w = this.w;
+    const rate = w.plan.rate as NonNullable<RunPlan['rate']>;
+    const { rounds, events } = w.plan;
+    const ctrl = w.ctrl;
+    let done = 0;
+    for (;;) {
+      if (ctrl[CTRL_STOP] !== 0) break;
+      const intended = schedule.take();
+      if (intended >= w.endAt) break;
+      let now = nowUs();
+      while (intended > now) {
+        await sleep(Math.min(Math.max(1, (intended - now) / 1000), 1000));
+        if (ctrl[CTRL_STOP] !== 0) return;
+        now = nowUs();
+      }
+      if (now >= w.endAt) {
+        // due before the deadline, never started
+        w.rateDropped++;
+        break;
+      }
+      this.measuring = intended >= w.measureAt;
+      if (this.measuring) {
+        if (rounds !== undefined && done >= rounds) break;
+        if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) break;
+      }
+      const lag = now - intended;
+      if (lag > rate.maxLagUs) {
+        this.rateNotKept(lag);
+        break;
+      }
+      if (this.measuring) w.recorder.recordLag(lag, rate.lateUs);
+      w.active++;
+      const outcome = await this.runEvent();
+      w.active--;
+      if (outcome === 'stop') break;
+      const end = nowUs();
+      if (this.measuring) {
+        done++;
+        this.stats.busyUs += end - now;
+        if (outcome === 'ok') {
+          this.stats.events++;
+          w.recorder.recordEvent(end - intended);
+        } else {
+          this.stats.errors++;
+        }
+        if (end >= w.nextBoundary) w.flush(end);
+      } else if (outcome === 'ok') {
+        w.warmup.events++;
+      } else {
+        w.warmup.errors++;
+      }
+    }
+  }
+
+  private rateNotKept(lagUs: number): void {
+    const w = this.w;
+    const rate = w.plan.rate as NonNullable<RunPlan['rate']>;
+    if (w.fatal === undefined) {
+      w.fatal = new DbError(
+        'fatal',
+        'RATE_NOT_KEPT',
+        `the rate of ${rate.perSec} events/s could not be kept: an event started ${(lagUs / 1e6).toFixed(3)} s ` +
+          `behind its schedule (limit --rate-max-lag ${rate.maxLagUs / 1e6} s); the clients are saturated: ` +
+          'lower --rate or add --threads',
+      );
+    }
+    Atomics.store(w.ctrl, CTRL_STOP, 1);
   }
 
   /** One event with the error policy; 'failed' is an event that ended in an ignored error. */

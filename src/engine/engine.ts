@@ -7,7 +7,13 @@ import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
 import { nowUs } from '../metrics/clock.ts';
-import { decodeHistogram, type Histogram, mergingHistogram, percentileMs } from '../metrics/histogram.ts';
+import {
+  decodeHistogram,
+  type Histogram,
+  mergingHistogram,
+  percentileMs,
+  summarize,
+} from '../metrics/histogram.ts';
 import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
 import type { StatementKind } from '../workload/types.ts';
 import {
@@ -24,6 +30,8 @@ import { spawnLoadWorker } from './spawn.ts';
 export interface TypeAccumulator {
   kind: StatementKind;
   count: number;
+  /** Of `count`, statements that returned or changed no row. */
+  zero: number;
   errors: number;
   hist: Histogram;
 }
@@ -50,6 +58,8 @@ export interface EngineOutcome {
   stopReason: 'interrupted' | 'fatal' | 'stuck' | undefined;
   fatal: DbError | undefined;
   stuckWorkers: number;
+  /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
+  rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
 }
 
 export interface EngineHooks {
@@ -131,6 +141,7 @@ export class Engine {
     const errors = new Map<string, ErrorCount>();
     let retries = 0;
     let reconnects = 0;
+    const lag = { hist: mergingHistogram(), late: 0, dropped: 0 };
     const points: IntervalPoint[] = [];
     let emitted = -1;
     let doneFloor = Number.POSITIVE_INFINITY;
@@ -156,10 +167,11 @@ export class Engine {
       for (const t of s.types) {
         let acc = types.get(t.name);
         if (acc === undefined) {
-          acc = { kind: t.kind, count: 0, errors: 0, hist: mergingHistogram() };
+          acc = { kind: t.kind, count: 0, zero: 0, errors: 0, hist: mergingHistogram() };
           types.set(t.name, acc);
         }
         acc.count += t.count;
+        acc.zero += t.zero ?? 0;
         acc.errors += t.errors;
         if (t.hist) acc.hist.add(decodeHistogram(t.hist));
       }
@@ -167,6 +179,8 @@ export class Engine {
       if (s.eventHist) events.hist.add(decodeHistogram(s.eventHist));
       retries += s.retries;
       reconnects += s.reconnects;
+      if (s.lagHist) lag.hist.add(decodeHistogram(s.lagHist));
+      lag.late += s.late ?? 0;
       for (const e of s.errors) {
         const key = `${e.kind}:${e.code}:${e.ignored}`;
         const acc = errors.get(key);
@@ -214,8 +228,12 @@ export class Engine {
           for (const t of s.types) {
             p.queries += t.count;
             if (t.kind === 'read') p.reads += t.count;
-            else if (t.kind === 'write') p.writes += t.count;
-            else p.others += t.count;
+            else if (t.kind === 'write') {
+              // as sysbench counts: a write that changed no row is "other"
+              const z = t.zero ?? 0;
+              p.writes += t.count - z;
+              p.others += z;
+            } else p.others += t.count;
             if (t.hist) stmt.add(decodeHistogram(t.hist));
           }
           p.events += s.events;
@@ -223,6 +241,10 @@ export class Engine {
           for (const e of s.errors) p.errors += e.count;
           p.retries += s.retries;
           p.reconnects += s.reconnects;
+          if (s.queue !== undefined) {
+            p.rate_queue = (p.rate_queue ?? 0) + s.queue;
+            p.rate_concurrency = (p.rate_concurrency ?? 0) + (s.concurrency ?? 0);
+          }
         }
         const startS = idx * plan.reportIntervalS;
         // The last interval ends where the measured part ended.
@@ -235,6 +257,13 @@ export class Engine {
         p.eps = round2(p.events / d);
         p.p95_ms = percentileMs(stmt, 95);
         p.event_p95_ms = percentileMs(ev, 95);
+        if (ev.totalCount > 0) {
+          const { min: _min, mean: _mean, stddev: _sd, ...pcts } = summarize(ev);
+          p.event_latency_ms = pcts;
+          if (plan.percentile !== undefined && plan.percentile > 0) {
+            p.event_percentile_ms = percentileMs(ev, plan.percentile);
+          }
+        }
         if (p.dur > 0.0005 || p.queries > 0 || p.events > 0 || p.errors > 0) {
           points.push(p);
           this.hooks.onInterval?.(p);
@@ -283,6 +312,7 @@ export class Engine {
               warm.queries += m.warmup.types.reduce((a, t) => a + t.count, 0);
               warm.elapsedUs = Math.max(warm.elapsedUs, m.warmup.elapsedUs);
               lastEndUs = Math.max(lastEndUs, m.lastEndUs);
+              lag.dropped += m.dropped ?? 0;
               if (m.fatal && fatal === undefined) fatal = m.fatal;
               break;
             }
@@ -412,6 +442,7 @@ export class Engine {
         stopReason: fatalErr ? 'fatal' : stuck > 0 ? 'stuck' : this.stopReason,
         fatal: fatalErr,
         stuckWorkers: stuck,
+        rate: plan.rate ? { lagHist: lag.hist, late: lag.late, dropped: lag.dropped } : undefined,
       };
     } finally {
       await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));

@@ -29,6 +29,22 @@ export interface RunPlan {
   connectTimeoutMs: number;
   reconnectTimeoutMs: number;
   seed: number;
+  /** Open loop: events per second over all clients (each worker takes its clients' share). */
+  rate?: RatePlan;
+  /** Whether --report-interval was given (sysbench prints interval lines only then). */
+  reportIntervalGiven?: boolean;
+  /** An extra percentile to report per interval and in total (sysbench's --percentile). */
+  percentile?: number;
+}
+
+export interface RatePlan {
+  perSec: number;
+  /** `poisson` (exponential gaps, as sysbench) or `constant` (even gaps, as wrk2). */
+  shape: 'poisson' | 'constant';
+  /** Fail the run when an event starts more than this behind its schedule. */
+  maxLagUs: number;
+  /** An event that starts more than this after its scheduled time is counted late. */
+  lateUs: number;
 }
 
 export interface InitMessage {
@@ -53,6 +69,8 @@ export interface TypeSnapshot {
   name: string;
   kind: StatementKind;
   count: number;
+  /** Of `count`, statements that returned or changed no row. */
+  zero?: number;
   errors: number;
   /** Encoded histogram, absent when count is 0. */
   hist?: string;
@@ -73,6 +91,12 @@ export interface CounterSnapshot {
   errors: ErrorSnapshot[];
   retries: number;
   reconnects: number;
+  /** Rate mode: schedule lag of the events started (µs), events started late, and at the snapshot the
+   * events due but not started (queue) and the events in progress (concurrency). */
+  lagHist?: string;
+  late?: number;
+  queue?: number;
+  concurrency?: number;
 }
 
 export interface IntervalMessage extends CounterSnapshot {
@@ -109,6 +133,8 @@ export interface DoneMessage {
   clients: ClientSummary[];
   /** Epoch µs when this worker's last measured event ended (0 if none). */
   lastEndUs: number;
+  /** Rate mode: events scheduled before the deadline that never started. */
+  dropped?: number;
   /** A fatal error that stopped this worker (and the run). */
   fatal?: SerializedDbError;
 }

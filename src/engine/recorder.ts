@@ -12,6 +12,8 @@ interface TypeSlot {
   kind: StatementKind;
   hist: Histogram;
   count: number;
+  /** Statements that returned or changed no row (a write of 0 rows is sysbench's "other"). */
+  zero: number;
   errors: number;
 }
 
@@ -25,22 +27,26 @@ export class Recorder {
   private retries = 0;
   private reconnects = 0;
   private readonly errors = new Map<string, ErrorSnapshot>();
+  /** Rate mode only: how late events started against their schedule. */
+  private lagHist: Histogram | undefined;
+  private late = 0;
 
   /** The slot index of a statement type, created on first use. */
   slotOf(name: string, kind: StatementKind): number {
     let i = this.byName.get(name);
     if (i === undefined) {
       i = this.slots.length;
-      this.slots.push({ name, kind, hist: recordingHistogram(), count: 0, errors: 0 });
+      this.slots.push({ name, kind, hist: recordingHistogram(), count: 0, zero: 0, errors: 0 });
       this.byName.set(name, i);
     }
     return i;
   }
 
-  record(slot: number, us: number): void {
+  record(slot: number, us: number, rows: number): void {
     const s = this.slots[slot] as TypeSlot;
     s.hist.recordValue(clamp(us));
     s.count++;
+    if (rows === 0) s.zero++;
   }
 
   typeError(slot: number): void {
@@ -59,6 +65,13 @@ export class Recorder {
     this.events++;
   }
 
+  /** Rate mode: an event started `us` after its scheduled time. */
+  recordLag(us: number, lateUs: number): void {
+    this.lagHist ??= recordingHistogram();
+    this.lagHist.recordValue(us < 0 ? 0 : clamp(us));
+    if (us > lateUs) this.late++;
+  }
+
   retry(): void {
     this.retries++;
   }
@@ -73,12 +86,14 @@ export class Recorder {
     for (const s of this.slots) {
       if (s.count === 0 && s.errors === 0) continue;
       const t: TypeSnapshot = { name: s.name, kind: s.kind, count: s.count, errors: s.errors };
+      if (s.zero > 0) t.zero = s.zero;
       if (s.count > 0) {
         t.hist = encodeHistogram(s.hist);
         s.hist.reset();
       }
       types.push(t);
       s.count = 0;
+      s.zero = 0;
       s.errors = 0;
     }
     const snap: CounterSnapshot = {
@@ -92,6 +107,12 @@ export class Recorder {
       snap.eventHist = encodeHistogram(this.eventHist);
       this.eventHist.reset();
     }
+    if (this.lagHist !== undefined) {
+      snap.lagHist = encodeHistogram(this.lagHist);
+      snap.late = this.late;
+      this.lagHist.reset();
+      this.late = 0;
+    }
     this.events = 0;
     this.retries = 0;
     this.reconnects = 0;
@@ -102,5 +123,6 @@ export class Recorder {
   destroy(): void {
     for (const s of this.slots) s.hist.destroy();
     this.eventHist.destroy();
+    this.lagHist?.destroy();
   }
 }

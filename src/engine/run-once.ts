@@ -77,6 +77,17 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       plan.targetOverridden,
     );
   }
+  if (!workload.prepareOnRun && workload.check) {
+    // say "run prepare first" rather than let every client fail on a missing table
+    await withAdminContext(
+      target,
+      options,
+      plan.clients,
+      plan.connectTimeoutMs,
+      input.log,
+      workload.check.bind(workload),
+    );
+  }
   const probes = input.probes ?? [];
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {

@@ -9,6 +9,7 @@ import { loadDriver } from '../driver/index.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { initHistograms } from '../metrics/histogram.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
+import { SeededRandom } from '../workload/random.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { Workload } from '../workload/types.ts';
 import { Client, type WorkerState } from './client.ts';
@@ -20,6 +21,7 @@ import type {
   StartMessage,
   ToWorker,
 } from './protocol.ts';
+import { RateSchedule } from './rate.ts';
 import { Recorder } from './recorder.ts';
 
 const port = parentPort;
@@ -52,12 +54,15 @@ async function onInit(m: InitMessage): Promise<void> {
       plan,
       ctrl: new Int32Array(m.ctrl),
       recorder,
-      ignore: new Set(plan.ignoreErrors),
+      ignore: new Set([...plan.ignoreErrors, ...(workload.ignoreErrors?.(options) ?? [])]),
       measureAt: Number.POSITIVE_INFINITY,
       endAt: Number.POSITIVE_INFINITY,
       nextBoundary: Number.POSITIVE_INFINITY,
       warmup: { events: 0, queries: 0, errors: 0 },
       fatal: undefined as DbError | undefined,
+      rate: undefined as RateSchedule | undefined,
+      active: 0,
+      rateDropped: 0,
       workerIndex: m.workerIndex,
       idx: 0,
       intervalUs: plan.reportIntervalS * 1e6,
@@ -129,7 +134,12 @@ function flush(now: number): void {
 
 function intervalMessage(idx: number): IntervalMessage {
   const s = state as NonNullable<typeof state>;
-  return { type: 'interval', workerIndex: s.workerIndex, idx, ...s.recorder.snapshot() };
+  const m: IntervalMessage = { type: 'interval', workerIndex: s.workerIndex, idx, ...s.recorder.snapshot() };
+  if (s.rate !== undefined) {
+    m.queue = s.rate.backlog(nowUs());
+    m.concurrency = s.active;
+  }
+  return m;
 }
 
 async function onStart(m: StartMessage): Promise<void> {
@@ -138,6 +148,12 @@ async function onStart(m: StartMessage): Promise<void> {
   s.measureAt = m.measureAt;
   s.endAt = m.endAt;
   s.nextBoundary = m.measureAt + s.intervalUs;
+  if (init.plan.rate !== undefined) {
+    // each worker paces its own clients' share of the rate, from the common start
+    const share = clients.length / init.plan.clients;
+    const random = new SeededRandom((init.plan.seed ^ Math.imul(s.workerIndex + 7, 0x2545f491)) >>> 0);
+    s.rate = new RateSchedule(m.startAt, init.plan.rate, share, random);
+  }
   const wait = (m.startAt - nowUs()) / 1000;
   if (wait > 1) await new Promise((r) => setTimeout(r, wait - 1));
   // Timers may fire a little early; an event that started before the start would count as warm-up.
@@ -173,6 +189,9 @@ async function onStart(m: StartMessage): Promise<void> {
     lastEndUs: measured > 0 ? s.measureAt + measured : 0,
   };
   if (s.fatal) done.fatal = s.fatal.toJSON();
+  if (s.rate !== undefined && s.fatal === undefined && Number.isFinite(s.endAt) && end >= s.endAt) {
+    done.dropped = s.rate.backlog(s.endAt) + s.rateDropped;
+  }
   await Promise.all(clients.map((c) => c.close()));
   s.recorder.destroy();
   send(done);

@@ -3,6 +3,7 @@ import type { EngineOutcome } from '../engine/engine.ts';
 import { captureEnv } from '../probe/env.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
 import { RUN_SCHEMA, type RunResult, type RunStatus, type TypeResult } from './run-result.ts';
+import { rateResult, sysbenchCounts } from './sysbench-counts.ts';
 
 const round = (v: number, d = 2): number => {
   const f = 10 ** d;
@@ -29,6 +30,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       count: t.count,
       errors: t.errors,
       qps: el > 0 ? round(t.count / el) : 0,
+      ...(t.zero > 0 ? { zero_rows: t.zero } : {}),
       latency_ms: summarize(t.hist),
       histogram: encodeHistogram(t.hist),
     };
@@ -127,5 +129,8 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     };
   }
   if (ctx.label !== undefined) result.label = ctx.label;
+  result.sysbench = sysbenchCounts(o);
+  const rate = rateResult(o);
+  if (rate !== undefined) result.rate = rate;
   return result;
 }

@@ -25,6 +25,8 @@ export interface LatencySummary {
 export interface TypeResult {
   kind: StatementKind;
   count: number;
+  /** Of `count`, statements that returned or changed no row (present when not 0). */
+  zero_rows?: number;
   errors: number;
   qps: number;
   latency_ms: LatencySummary;
@@ -48,10 +50,55 @@ export interface IntervalPoint {
   errors: number;
   retries: number;
   reconnects: number;
-  /** sysbench-style counts in the interval. */
+  /** sysbench-style counts in the interval (a write that changed no row counts as other). */
   reads: number;
   writes: number;
   others: number;
+  /** Event latency percentiles in the interval, ms (absent when no event finished). */
+  event_latency_ms?: { p50: number; p90: number; p95: number; p99: number; p999: number; max: number };
+  /** Event latency at `--percentile` in the interval, ms. */
+  event_percentile_ms?: number;
+  /** Rate mode, at the end of the interval: events due but not started, and events in progress. */
+  rate_queue?: number;
+  rate_concurrency?: number;
+}
+
+/** sysbench's own counters, computed as sysbench 1.0.20 counts them (see README "sysbench workloads"). */
+export interface SysbenchCounts {
+  /** Statements that returned a result set. */
+  read: number;
+  /** INSERT/UPDATE/DELETE… that changed at least one row. */
+  write: number;
+  /** Everything else: BEGIN, COMMIT, and writes that changed no row. */
+  other: number;
+  total: number;
+  /** Events completed (sysbench's transactions). */
+  transactions: number;
+  /** Errors that were retried or ignored (deadlocks, lock waits, --ignore-errors, duplicate keys under --skip-trx). */
+  ignored_errors: number;
+  reconnects: number;
+  /** The percentile `--percentile` chose (sysbench default 95; 0 = off). */
+  percentile: number;
+  /** Event latency (ms): min, avg, max, sum, and the value at `percentile`. */
+  latency_ms: { min: number; avg: number; max: number; sum: number; percentile: number };
+  /** Threads fairness: events and execution time (s) per client, average and standard deviation. */
+  fairness: { events_avg: number; events_stddev: number; time_avg: number; time_stddev: number };
+  /** `--report-interval` as given on the command line (0 when not given: no interval lines, as sysbench). */
+  report_interval: number;
+}
+
+/** Open-loop (`--rate`) figures. */
+export interface RateResult {
+  /** Target events per second, and the arrival shape. */
+  target: number;
+  shape: 'poisson' | 'constant';
+  /** How late events started against their schedule; event latencies are measured from the schedule. */
+  lag_ms: LatencySummary;
+  /** Events that started more than `late_after_ms` after their scheduled time. */
+  late: number;
+  late_after_ms: number;
+  /** Events scheduled before the deadline that never started. */
+  dropped: number;
 }
 
 export interface ErrorCount {
@@ -139,4 +186,8 @@ export interface RunResult {
   env: EnvInfo;
   /** Client types, when the workload runs several side by side (smack files); built by `Workload.groupsOf`. */
   groups?: RunGroup[];
+  /** sysbench-style counters (read/write/other, transactions, ignored errors, reconnects, latency, fairness). */
+  sysbench?: SysbenchCounts;
+  /** Open-loop figures, when the run had `--rate`. */
+  rate?: RateResult;
 }

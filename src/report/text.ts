@@ -54,6 +54,14 @@ export function renderRunText(r: RunResult): string {
     `totals: ${t.queries} queries (${fmtRate(t.qps)}/s), ${t.events} events (${fmtRate(t.eps)}/s), ` +
       `${t.errors} errors, ${t.retries} retries, ${t.reconnects} reconnects`,
   );
+  if (r.rate) {
+    const l = r.rate.lag_ms;
+    out.push(
+      `rate: target ${r.rate.target}/s (${r.rate.shape}); latencies from the schedule; schedule lag ` +
+        `mean ${fmtMs(l.mean)} / p99 ${fmtMs(l.p99)} / max ${fmtMs(l.max)} ms; ` +
+        `${r.rate.late} late (> ${r.rate.late_after_ms} ms), ${r.rate.dropped} dropped`,
+    );
+  }
   const c = r.connect_ms;
   if (c.count > 0) {
     out.push(

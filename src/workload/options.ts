@@ -57,6 +57,12 @@ function convert(name: string, spec: OptionSpec, value: string | boolean): unkno
           `${flag} expects ${spec.type === 'int' ? 'an integer' : 'a number'}, got '${value}'`,
         );
       }
+      if (spec.min !== undefined && n < spec.min) {
+        throw new UsageError(`${flag} must be at least ${spec.min}, got '${value}'`);
+      }
+      if (spec.max !== undefined && n > spec.max) {
+        throw new UsageError(`${flag} must be at most ${spec.max}, got '${value}'`);
+      }
       return n;
     }
     case 'string': {

@@ -50,3 +50,8 @@ export class SeededRandom implements Random {
 function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
+
+/** A seeded per-client style generator for code outside a client (e.g. data generation in `prepare`). */
+export function seededRandom(seed: number): Random {
+  return new SeededRandom(seed);
+}

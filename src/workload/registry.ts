@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../cli/errors.ts';
+import { sysbenchBuiltins } from './sysbench/register.ts';
 import type { Workload, WorkloadRef } from './types.ts';
 
 type Loader = () => Promise<Workload>;
@@ -25,6 +26,8 @@ const builtins = new Map<string, { description: string; load: Loader }>([
 export function registerBuiltin(name: string, description: string, load: Loader): void {
   builtins.set(name, { description, load });
 }
+
+for (const b of sysbenchBuiltins) registerBuiltin(b.name, b.description, b.load);
 
 export function builtinNames(): { name: string; description: string }[] {
   return [...builtins].map(([name, b]) => ({ name, description: b.description }));

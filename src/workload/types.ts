@@ -44,6 +44,8 @@ export interface ClientContext {
   /** The workload's options, parsed and defaulted. */
   readonly options: Readonly<Record<string, unknown>>;
   readonly random: Random;
+  /** The run's seed (`--rand-seed`, or drawn from the clock), the same for every client. */
+  readonly seed: number;
   /** Declare a statement (usually in `client()`); prepared lazily on first use and again after a reconnect. */
   statement(type: string, sql: string, options?: StatementOptions): Statement;
   /** Run a declared statement; resolves to rows returned or affected. */
@@ -96,6 +98,9 @@ export interface OptionSpec {
   description: string;
   /** Allowed values for a string option. */
   choices?: readonly string[];
+  /** Smallest and largest allowed values of a numeric option. */
+  min?: number;
+  max?: number;
 }
 
 /** A workload: built in, compiled from a `.smack` file, or exported by a user's module. */
@@ -118,6 +123,16 @@ export interface Workload {
   /** Run `prepare` at the start of every `run` (a smack file creates and fills its tables itself). */
   prepareOnRun?: boolean;
   cleanup?(ctx: AdminContext): Promise<void>;
+  /**
+   * Checked before `run` starts (not before `prepare`): throw a `UsageError` when the data is not there,
+   * saying which `dbsmack prepare` command makes it.
+   */
+  check?(ctx: AdminContext): Promise<void>;
+  /**
+   * Error codes (server error numbers or SQLSTATEs) this workload expects and counts as ignored errors
+   * instead of stopping the run, like `--ignore-errors` (sysbench's duplicate keys under `--skip-trx`).
+   */
+  ignoreErrors?(options: Readonly<Record<string, unknown>>): readonly string[];
   /** A text layout of its own for `--format text` (a smack file's Query Barrel Report). */
   renderText?(result: import('../metrics/run-result.ts').RunResult, options: { classic?: boolean }): string;
   /** Called once per client in its worker after it connects; declares statements, returns the event function. */

@@ -1,0 +1,72 @@
+/**
+ * sysbench's counters, computed from the engine's outcome the way sysbench 1.0.20 counts (`db_driver.c`):
+ * read = a statement that returned a result set, write = one that changed rows, other = everything else
+ * (BEGIN, COMMIT, and an UPDATE or DELETE that matched nothing). Transactions are events; ignored errors are
+ * the errors after which the event was re-run or skipped; latency min/avg/max/sum and the percentile are
+ * per event; fairness is over clients.
+ */
+import type { EngineOutcome } from '../engine/engine.ts';
+import { percentileMs, summarize } from './histogram.ts';
+import type { RateResult, SysbenchCounts } from './run-result.ts';
+
+const r = (v: number, d = 4): number => Math.round(v * 10 ** d) / 10 ** d;
+
+function meanStddev(xs: number[]): [number, number] {
+  if (xs.length === 0) return [0, 0];
+  const avg = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - avg) ** 2, 0) / xs.length);
+  return [avg, sd];
+}
+
+export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
+  let read = 0;
+  let write = 0;
+  let other = 0;
+  for (const t of o.types.values()) {
+    if (t.kind === 'read') read += t.count;
+    else if (t.kind === 'write') {
+      write += t.count - t.zero;
+      other += t.zero;
+    } else other += t.count;
+  }
+  const ignored = o.errors
+    .filter((e) => e.ignored && e.kind !== 'reconnect')
+    .reduce((a, e) => a + e.count, 0);
+  const pct = o.plan.percentile ?? 95;
+  const h = o.events.hist;
+  const n = h.totalCount;
+  const [eAvg, eSd] = meanStddev(o.clients.map((c) => c.events));
+  const [tAvg, tSd] = meanStddev(o.clients.map((c) => c.busyUs / 1e6));
+  return {
+    read,
+    write,
+    other,
+    total: read + write + other,
+    transactions: o.events.count,
+    ignored_errors: ignored,
+    reconnects: o.reconnects,
+    percentile: pct,
+    latency_ms: {
+      min: n > 0 ? r(h.minNonZeroValue / 1000, 3) : 0,
+      avg: n > 0 ? r(h.mean / 1000, 3) : 0,
+      max: n > 0 ? r(h.maxValue / 1000, 3) : 0,
+      sum: n > 0 ? r((h.mean * n) / 1000, 3) : 0,
+      percentile: pct > 0 ? percentileMs(h, pct) : 0,
+    },
+    fairness: { events_avg: r(eAvg), events_stddev: r(eSd), time_avg: r(tAvg), time_stddev: r(tSd) },
+    report_interval: o.plan.reportIntervalGiven ? o.plan.reportIntervalS : 0,
+  };
+}
+
+export function rateResult(o: EngineOutcome): RateResult | undefined {
+  const plan = o.plan.rate;
+  if (plan === undefined || o.rate === undefined) return undefined;
+  return {
+    target: plan.perSec,
+    shape: plan.shape,
+    lag_ms: summarize(o.rate.lagHist),
+    late: o.rate.late,
+    late_after_ms: plan.lateUs / 1000,
+    dropped: o.rate.dropped,
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * sysbench 1.0.20's OLTP scripts as dbsmack workloads, written with the public workload API
+ * (`defineWorkload`, distributions, random strings) that users write their own with.
+ */
+import {
+  type AdminContext,
+  C_TEMPLATE,
+  defineWorkload,
+  distributionFromOptions,
+  PAD_TEMPLATE,
+  randomString,
+  uniqueSequence,
+  type Workload,
+} from '../../index.ts';
+import { OltpClient, type STATEMENT_TYPES } from './oltp-client.ts';
+import { asOltp, oltpOptions } from './options.ts';
+import { checkTables, dropTables, prepareTables } from './schema.ts';
+
+/** Under --skip-trx a DELETE+INSERT pair can race with another client's: duplicate keys are expected. */
+const DUPLICATE_KEY = ['1062', '23505', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'];
+
+function oltp(
+  name: string,
+  description: string,
+  keys: readonly (typeof STATEMENT_TYPES)[number][],
+  event: (c: OltpClient) => Promise<void>,
+  extra: Partial<Workload> = {},
+): Workload {
+  return defineWorkload({
+    name,
+    description,
+    options: oltpOptions,
+    prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).table_size),
+    cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
+    check: (ctx) => checkAll(ctx, name),
+    ignoreErrors: (o) => (o.skip_trx === true ? DUPLICATE_KEY : []),
+    client(ctx) {
+      const c = new OltpClient(ctx, keys);
+      return { event: () => event(c) };
+    },
+    ...extra,
+  });
+}
+
+function checkAll(ctx: AdminContext, name: string): Promise<void> {
+  const n = asOltp(ctx.options).tables;
+  return checkTables(ctx, name, n > 1 ? [1, n] : [1]);
+}
+
+const READS = ['point_selects', 'simple_ranges', 'sum_ranges', 'order_ranges', 'distinct_ranges'] as const;
+const WRITES = ['index_updates', 'non_index_updates', 'deletes', 'inserts'] as const;
+
+export const oltpReadOnly = oltp(
+  'oltp_read_only',
+  'sysbench OLTP read-only transaction: 10 point selects and 4 range selects',
+  READS,
+  async (c) => {
+    await c.begin();
+    await c.pointSelects();
+    await c.rangeSelects();
+    await c.commit();
+  },
+);
+
+export const oltpReadWrite = oltp(
+  'oltp_read_write',
+  'sysbench OLTP read/write transaction: the read-only queries, 2 updates, a delete and an insert',
+  [...READS, ...WRITES],
+  async (c) => {
+    await c.begin();
+    await c.pointSelects();
+    await c.rangeSelects();
+    await c.indexUpdates();
+    await c.nonIndexUpdates();
+    await c.deleteInserts();
+    await c.commit();
+  },
+);
+
+export const oltpWriteOnly = oltp(
+  'oltp_write_only',
+  'sysbench OLTP write-only transaction: 2 updates, a delete and an insert',
+  WRITES,
+  async (c) => {
+    await c.begin();
+    await c.indexUpdates();
+    await c.nonIndexUpdates();
+    await c.deleteInserts();
+    await c.commit();
+  },
+);
+
+export const oltpPointSelect = oltp(
+  'oltp_point_select',
+  'sysbench point select: one SELECT c … WHERE id=? per event, no transaction',
+  ['point_selects'],
+  // sysbench forces one query per event here, whatever --point-selects says
+  (c) => c.pointSelects(1),
+);
+
+export const oltpUpdateIndex = oltp(
+  'oltp_update_index',
+  'sysbench: UPDATE … SET k=k+1 WHERE id=? (--index-updates per event), no transaction',
+  ['index_updates'],
+  (c) => c.indexUpdates(),
+);
+
+export const oltpUpdateNonIndex = oltp(
+  'oltp_update_non_index',
+  'sysbench: UPDATE … SET c=? WHERE id=? (--non-index-updates per event), no transaction',
+  ['non_index_updates'],
+  (c) => c.nonIndexUpdates(),
+);
+
+export const oltpDelete = oltp(
+  'oltp_delete',
+  'sysbench: one DELETE … WHERE id=? per event, no transaction',
+  ['deletes'],
+  (c) => c.deleteOne(),
+);
+
+/**
+ * sysbench's oltp_insert: one text INSERT per event. With --auto-inc off, prepare creates empty tables and
+ * ids come from a unique sequence, so they never collide.
+ */
+export const oltpInsert = defineWorkload({
+  name: 'oltp_insert',
+  description: 'sysbench: one INSERT per event (text protocol), no transaction',
+  options: oltpOptions,
+  prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).auto_inc ? asOltp(ctx.options).table_size : 0),
+  cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
+  check: (ctx) => checkAll(ctx, 'oltp_insert'),
+  client(ctx) {
+    const o = asOltp(ctx.options);
+    const pick = distributionFromOptions(ctx.random, ctx.options);
+    // every client uses the run's seed, so that they share one permutation and their strides never meet
+    const unique = uniqueSequence(ctx.clientId, ctx.clients, ctx.seed);
+    const withoutId = o.auto_inc && ctx.driver !== 'mysql';
+    return {
+      event: async () => {
+        const table = `sbtest${1 + Math.floor(ctx.random.next() * o.tables)}`;
+        const k = pick(1, o.table_size);
+        const c = randomString(ctx.random, C_TEMPLATE);
+        const pad = randomString(ctx.random, PAD_TEMPLATE);
+        if (withoutId) {
+          await ctx.query('inserts', `INSERT INTO ${table} (k, c, pad) VALUES (${k}, '${c}', '${pad}')`);
+        } else {
+          const id = o.auto_inc ? 0 : unique() - 2147483648;
+          await ctx.query(
+            'inserts',
+            `INSERT INTO ${table} (id, k, c, pad) VALUES (${id}, ${k}, '${c}', '${pad}')`,
+          );
+        }
+      },
+    };
+  },
+});

@@ -1,0 +1,112 @@
+/**
+ * sysbench's select_random_points and select_random_ranges: one SELECT per event on the `k` index, each
+ * client drawing from its own slice of the key space so that clients do not overlap. One table only.
+ */
+import {
+  type AdminContext,
+  defineWorkload,
+  distributionFromOptions,
+  type OptionSpec,
+  UsageError,
+} from '../../index.ts';
+import { asOltp, oltpOptions } from './options.ts';
+import { checkTables, dropTables, prepareTables } from './schema.ts';
+
+function oneTable(ctx: AdminContext, name: string): void {
+  if (asOltp(ctx.options).tables !== 1) {
+    throw new UsageError(`${name} does not support --tables > 1`, 'use --tables 1');
+  }
+}
+
+/** This client's slice of [0, table_size]: sysbench's `rlen * thread_id .. + rlen` (float in Lua). */
+function slice(tableSize: number, clientId: number, clients: number): [number, number] {
+  const rlen = tableSize / clients;
+  const rmin = rlen * clientId;
+  return [Math.floor(rmin), Math.floor(rmin + rlen)];
+}
+
+export const selectRandomPoints = defineWorkload({
+  name: 'select_random_points',
+  description: 'sysbench: SELECT id, k, c, pad … WHERE k IN (10 random values) per event',
+  options: {
+    ...oltpOptions,
+    random_points: {
+      type: 'int',
+      default: 10,
+      min: 1,
+      description: 'number of random points in the IN() clause in generated SELECTs',
+    } as OptionSpec,
+  },
+  async prepare(ctx) {
+    oneTable(ctx, 'select_random_points');
+    await prepareTables(ctx, asOltp(ctx.options).table_size);
+  },
+  cleanup: (ctx) => dropTables(ctx, 1),
+  async check(ctx) {
+    oneTable(ctx, 'select_random_points');
+    await checkTables(ctx, 'select_random_points', [1]);
+  },
+  client(ctx) {
+    const n = ctx.options.random_points as number;
+    const o = asOltp(ctx.options);
+    const marks = Array.from({ length: n }, () => '?').join(', ');
+    const stmt = ctx.statement('random_points', `SELECT id, k, c, pad FROM sbtest1 WHERE k IN (${marks})`, {
+      prepare: o.db_ps_mode !== 'disable',
+    });
+    const pick = distributionFromOptions(ctx.random, ctx.options);
+    const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
+    const params = new Array<number>(n);
+    return {
+      event: async () => {
+        for (let i = 0; i < n; i++) params[i] = pick(lo, hi);
+        await ctx.run(stmt, params);
+      },
+    };
+  },
+});
+
+export const selectRandomRanges = defineWorkload({
+  name: 'select_random_ranges',
+  description: 'sysbench: SELECT count(k) … WHERE k BETWEEN ? AND ? OR … (10 ranges) per event',
+  options: {
+    ...oltpOptions,
+    number_of_ranges: {
+      type: 'int',
+      default: 10,
+      min: 1,
+      description: 'number of random BETWEEN ranges per SELECT',
+    } as OptionSpec,
+    delta: { type: 'int', default: 5, min: 0, description: 'size of BETWEEN ranges' } as OptionSpec,
+  },
+  async prepare(ctx) {
+    oneTable(ctx, 'select_random_ranges');
+    await prepareTables(ctx, asOltp(ctx.options).table_size);
+  },
+  cleanup: (ctx) => dropTables(ctx, 1),
+  async check(ctx) {
+    oneTable(ctx, 'select_random_ranges');
+    await checkTables(ctx, 'select_random_ranges', [1]);
+  },
+  client(ctx) {
+    const n = ctx.options.number_of_ranges as number;
+    const delta = ctx.options.delta as number;
+    const o = asOltp(ctx.options);
+    const terms = Array.from({ length: n }, () => 'k BETWEEN ? AND ?').join(' OR ');
+    const stmt = ctx.statement('random_ranges', `SELECT count(k) FROM sbtest1 WHERE ${terms}`, {
+      prepare: o.db_ps_mode !== 'disable',
+    });
+    const pick = distributionFromOptions(ctx.random, ctx.options);
+    const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
+    const params = new Array<number>(n * 2);
+    return {
+      event: async () => {
+        for (let i = 0; i < n * 2; i += 2) {
+          const v = pick(lo, hi);
+          params[i] = v;
+          params[i + 1] = v + delta;
+        }
+        await ctx.run(stmt, params);
+      },
+    };
+  },
+});

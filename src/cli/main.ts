@@ -9,6 +9,7 @@ import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { addProfileOptions } from './profile-options.ts';
 import { adminCommand, runCommand } from './run.ts';
 
 let debug = process.argv.includes('--debug');
@@ -34,7 +35,7 @@ export function buildProgram(): Command {
       outputError: (str, write) => write(`dbsmack: ${str.replace(/^error: /, '').trimEnd()}\n`),
     });
 
-  program
+  const runCmd = program
     .command('run')
     .description(
       'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
@@ -101,6 +102,9 @@ export function buildProgram(): Command {
         seed: o.randSeed,
       });
     });
+
+  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
+  addProfileOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     program

@@ -19,6 +19,7 @@ import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
 import { say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
+import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
 
 export interface TargetOptions {
   db: string;
@@ -27,7 +28,7 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions extends TargetOptions {
+export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'> {
   clients?: number;
   rounds?: number;
   events?: number;
@@ -203,6 +204,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
   const target = parseTarget(o.db);
   const resolved = await resolveWorkload(arg, rest);
   const plan = planFrom(o, target, resolved);
+  const probes = profileProbesFrom(o);
   const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
@@ -213,6 +215,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       workload: resolved.workload,
       options: resolved.options,
       workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
+      probes,
       ...(o.label !== undefined ? { label: o.label } : {}),
       ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
       log: say,

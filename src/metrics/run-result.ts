@@ -4,6 +4,7 @@
  * Adding optional fields keeps @1; renaming or removing one means @2.
  */
 import type { DriverName } from '../driver/types.ts';
+import type { ProfileData, ServerSched } from '../probe/profile-types.ts';
 import type { StatementKind } from '../workload/types.ts';
 
 export const RUN_SCHEMA = 'dbsmack/run@1';
@@ -119,4 +120,8 @@ export interface RunResult {
   /** dbsmack's own CPU time over the measured part. */
   client_cpu: { user_s: number; system_s: number; us_per_query: number };
   env: EnvInfo;
+  /** `--profile`: server waits, the server's threads, load (src/probe/profile-types.ts). */
+  profile?: ProfileData;
+  /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */
+  server_sched?: ServerSched;
 }

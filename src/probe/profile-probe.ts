@@ -197,7 +197,14 @@ export class ProfileProbe implements RunProbe {
   }
 
   private failed(what: string, e: unknown): undefined {
-    this.note(what, `failed: ${(e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      this.note(
+        what,
+        `permission denied reading ${(e as NodeJS.ErrnoException).path ?? '/proc'}: the server runs as another user and /proc hides its threads`,
+        "run dbsmack as root or as the server's user (or mount /proc without hidepid)",
+      );
+    } else this.note(what, `failed: ${(e as Error).message}`);
     return undefined;
   }
 }

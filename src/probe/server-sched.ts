@@ -158,7 +158,7 @@ export class SchedProbe implements RunProbe {
     this.note(
       `could not apply the setting to ${Math.max(errors.length, wrong.length)} of ${tasks.length} threads (${why}); the run went on with the settings restored`,
       /EPERM|EACCES|not permitted|denied/i.test(why)
-        ? 'changing another user’s threads, a lower nice value or a real-time policy needs root or CAP_SYS_NICE'
+        ? "changing another user's threads, a lower nice value or a real-time policy needs root or CAP_SYS_NICE"
         : undefined,
     );
     await this.restore();

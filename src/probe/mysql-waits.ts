@@ -21,6 +21,7 @@ type DigestSnap = Map<string, MysqlDigestRow & { timer: number; lock: number }>;
 export class MysqlWaits {
   private changed: Array<{ name: string; enabled: string; timed: string }> = [];
   private waits0: WaitSnap | undefined;
+  private statements0: WaitSnap | undefined;
   private digests0: DigestSnap | undefined;
 
   constructor(private readonly conn: Connection) {}
@@ -60,6 +61,7 @@ export class MysqlWaits {
       };
     }
     this.waits0 = await this.readWaits();
+    this.statements0 = await this.readStatementEvents();
     this.digests0 = await this.readDigests();
     return note;
   }
@@ -69,6 +71,7 @@ export class MysqlWaits {
     if (this.waits0 === undefined || this.digests0 === undefined) return undefined;
     try {
       const waits1 = await this.readWaits();
+      const statements1 = await this.readStatementEvents();
       const digests1 = await this.readDigests();
       const rows: MysqlWaitRow[] = [];
       let idle = 0;
@@ -98,12 +101,20 @@ export class MysqlWaits {
         });
       }
       digests.sort((x, y) => y.total_ms - x.total_ms);
+      const statements: MysqlWaitRow[] = [];
+      for (const [event, v] of statements1) {
+        const a = this.statements0?.get(event) ?? { count: 0, wait: 0 };
+        const count = v.count - a.count;
+        if (count > 0) statements.push({ event, count, wait_ms: round((v.wait - a.wait) * PS_TO_MS, 3) });
+      }
+      statements.sort((x, y) => y.wait_ms - x.wait_ms || y.count - x.count);
       return {
         kind: 'mysql',
         instruments_enabled: this.changed.length,
         waits: rows,
         idle_ms: round(idle, 3),
         digests: digests.slice(0, 20),
+        statements,
       };
     } finally {
       await this.restore();
@@ -135,6 +146,14 @@ export class MysqlWaits {
   private async readWaits(): Promise<WaitSnap> {
     const rows = await this.conn.all(
       `SELECT EVENT_NAME AS e, COUNT_STAR AS c, SUM_TIMER_WAIT AS w FROM ${PS}.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0`,
+    );
+    return new Map(rows.map((r) => [String(r.e), { count: Number(r.c), wait: Number(r.w) }]));
+  }
+
+  /** Statements by kind: prepared statements show here (`statement/com/Execute`) though MariaDB digests none. */
+  private async readStatementEvents(): Promise<WaitSnap> {
+    const rows = await this.conn.all(
+      `SELECT EVENT_NAME AS e, COUNT_STAR AS c, SUM_TIMER_WAIT AS w FROM ${PS}.events_statements_summary_global_by_event_name WHERE COUNT_STAR > 0`,
     );
     return new Map(rows.map((r) => [String(r.e), { count: Number(r.c), wait: Number(r.w) }]));
   }

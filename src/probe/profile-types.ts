@@ -40,8 +40,13 @@ export interface MysqlWaitProfile {
   waits: MysqlWaitRow[];
   /** Time connections spent waiting for their client (`idle`), ms. */
   idle_ms: number;
-  /** The statement digests that ran, by total time, at most 20. */
+  /**
+   * The statement digests that ran, by total time, at most 20. MariaDB digests no prepared statement
+   * executions: those show only in `statements`, as `statement/com/Execute`.
+   */
   digests: MysqlDigestRow[];
+  /** Statements by event name (`statement/sql/insert`, `statement/com/Execute`), `wait_ms` = total time. */
+  statements: MysqlWaitRow[];
 }
 
 /** A share of pg_stat_activity samples of the run's own backends. */

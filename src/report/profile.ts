@@ -122,6 +122,14 @@ export function renderProfileText(res: RunResult): string | undefined {
       ),
     );
     out.push(`idle (connections waiting for their client): ${f1(w.idle_ms)} ms`);
+    if (w.statements.length > 0) {
+      out.push(
+        `statements by kind: ${w.statements
+          .slice(0, 6)
+          .map((x) => `${x.event.replace(/^statement\//, '')} ${x.count} (${f1(x.wait_ms)} ms)`)
+          .join(', ')}`,
+      );
+    }
     if (w.digests.length > 0) {
       out.push('statements by total time (digests):');
       out.push(

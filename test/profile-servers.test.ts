@@ -148,8 +148,13 @@ test('MariaDB with the performance schema: mutex and I/O waits by name, and a th
       );
     }
     assert.ok(checked >= 3, `only ${checked} threads lived through the run`);
-    for (const s of rows.filter((x) => x.session))
+    for (const s of rows.filter((x) => x.session)) {
       assert.ok(s.vcx > 0, `session thread ${s.tid} never switched`);
+      // prstat's LCK: lock wait from the performance schema's per-thread summary.
+      const lck = (s as unknown as { lck_pct?: number }).lck_pct;
+      assert.ok(lck !== undefined && lck >= 0 && lck <= 100, `session thread ${s.tid}: LCK ${lck}`);
+    }
+    assert.ok(th.totals.lck_s > 0, `no lock wait at all: ${th.totals.lck_s}`);
     assert.equal(
       th.totals.vcx,
       rows.reduce((s, x) => s + x.vcx, 0),
@@ -159,6 +164,7 @@ test('MariaDB with the performance schema: mutex and I/O waits by name, and a th
     assert.match(text, /server waits \(performance_schema/);
     assert.match(text, /wait\/(synch|io)\//);
     assert.match(text, /top threads \(of \d+/);
+    assert.match(text, /TID\s+USR\s+SYS\s+LCK\s+LAT\s+CPU\s+VCX\s+ICX/);
     assert.match(text, /CPU per query: server [\d.]+ µs vs dbsmack [\d.]+ µs/);
     const cmp = renderProfileComparison([
       { label: 'A', result: res },

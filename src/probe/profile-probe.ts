@@ -7,6 +7,7 @@ import { loadDriver } from '../driver/index.ts';
 import type { Connection, Target } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
 import type { RunResult } from '../metrics/run-result.ts';
+import { MysqlThreadLocks } from './mysql-thread-locks.ts';
 import { MysqlWaits } from './mysql-waits.ts';
 import { PgWaitSampler } from './pg-waits.ts';
 import { processInfo, readLoadAvg } from './proc-tasks.ts';
@@ -35,6 +36,8 @@ export class ProfileProbe implements RunProbe {
   private notes: ProfileNote[] = [];
   private conn: Connection | undefined;
   private mysql: MysqlWaits | undefined;
+  private locks: MysqlThreadLocks | undefined;
+  private ticks = 0;
   private pg: PgWaitSampler | undefined;
   private threads: ThreadSampler | undefined;
   private threadTimer: NodeJS.Timeout | undefined;
@@ -52,6 +55,8 @@ export class ProfileProbe implements RunProbe {
     // A probe object may serve many runs (a sweep): start clean each time.
     this.notes = [];
     this.mysql = undefined;
+    this.locks = undefined;
+    this.ticks = 0;
     this.pg = undefined;
     this.threads = undefined;
     this.load = undefined;
@@ -89,6 +94,7 @@ export class ProfileProbe implements RunProbe {
     const elapsed = Number(process.hrtime.bigint() - this.t0) / 1e9;
     const data: ProfileData = { elapsed_s: round(elapsed, 3), notes: [] };
     let waits: WaitProfile | undefined;
+    if (this.locks) await this.locks.sample().catch((e: unknown) => this.failed('thread lock waits', e));
     if (this.mysql) waits = await this.mysql.end().catch((e: unknown) => this.failed('server waits', e));
     if (this.pg) {
       waits = await this.pg.stop();
@@ -98,7 +104,7 @@ export class ProfileProbe implements RunProbe {
     if (waits) data.waits = waits;
     if (this.threads) {
       const t = await this.threads
-        .finish(result?.totals.queries ?? 0)
+        .finish(result?.totals.queries ?? 0, this.locks?.result())
         .catch((e: unknown) => this.failed('server threads', e));
       if (t) data.threads = t;
     }
@@ -122,6 +128,15 @@ export class ProfileProbe implements RunProbe {
       const note = await m.begin().catch((e: unknown) => this.failed('server waits', e));
       if (note) this.notes.push(note);
       if (note === undefined || /some wait instruments/.test(note.why)) this.mysql = m;
+      if (this.mysql && this.threads) {
+        const locks = new MysqlThreadLocks(this.conn);
+        await locks
+          .sample()
+          .then(() => {
+            this.locks = locks;
+          })
+          .catch((e: unknown) => this.failed('thread lock waits', e));
+      }
     } else if (this.conn && info.target.driver === 'postgres') {
       const pids = info.sessionIds.filter((n) => n > 0);
       if (pids.length === 0) this.note('server waits', 'the run reported no backend pids to sample');
@@ -145,7 +160,9 @@ export class ProfileProbe implements RunProbe {
   private scheduleThreadSample(): void {
     if (!this.sampling) return;
     this.threadTimer = setTimeout(() => {
-      this.threadInFlight = Promise.all([this.threads?.sample(), readLoadAvg()])
+      // Per-thread lock waits cost the server a query: every other tick is enough.
+      const lockSample = this.locks && this.ticks++ % 2 === 1 ? this.locks.sample() : undefined;
+      this.threadInFlight = Promise.all([this.threads?.sample(), readLoadAvg(), lockSample])
         .then(([, la]) => {
           if (la && this.load) this.load.max1 = Math.max(this.load.max1, la[0]);
           this.scheduleThreadSample();

@@ -106,6 +106,12 @@ export interface ThreadStat {
   cpu_pct: number;
   /** Runnable but waiting for a CPU, ms in total. */
   lat_ms: number;
+  /**
+   * Percent of the thread's time waiting on mutexes, rwlocks and table locks (prstat's LCK), and that time in
+   * ms: MariaDB/MySQL with the performance schema only.
+   */
+  lck_pct?: number;
+  lck_ms?: number;
   /** Voluntary and involuntary context switches over the run. */
   vcx: number;
   icx: number;
@@ -130,6 +136,8 @@ export interface ServerThreads {
     sys_s: number;
     /** Seconds runnable waiting for a CPU, summed over threads. */
     lat_s: number;
+    /** Seconds waiting on locks (performance schema), summed over threads, when measured. */
+    lck_s?: number;
     vcx: number;
     icx: number;
     /** Server CPU time per query of the run, µs (next to `client_cpu.us_per_query`). */

@@ -3,6 +3,7 @@
  * reading of each thread against its last one. Sampling during the run (not only at its ends) matters: a
  * PostgreSQL backend exits when its client disconnects, before the run's end is seen.
  */
+import type { ThreadLockWait } from './mysql-thread-locks.ts';
 import { clockTicks, POLICY_NAMES, readTasks, type TaskReading } from './proc-tasks.ts';
 import type { ServerThreads, ThreadStat } from './profile-types.ts';
 import { type ServerProcess, serverPids } from './server-process.ts';
@@ -47,7 +48,7 @@ export class ThreadSampler {
   }
 
   /** Take the last reading and turn the differences into per-thread rows. */
-  async finish(queries: number): Promise<ServerThreads> {
+  async finish(queries: number, locks?: Map<number, ThreadLockWait>): Promise<ServerThreads> {
     const before = new Set(this.seen.keys());
     const last = await readTasks(await serverPids(this.server));
     const now = new Set(last.map((r) => r.tid));
@@ -59,7 +60,7 @@ export class ThreadSampler {
     const tck = clockTicks();
     const base = this.baseNs ?? process.hrtime.bigint();
     const rows: ThreadStat[] = [];
-    const totals = {
+    const totals: ServerThreads['totals'] = {
       threads: 0,
       cpu_s: 0,
       usr_s: 0,
@@ -96,6 +97,15 @@ export class ThreadSampler {
         policy: POLICY_NAMES[a.policy] ?? String(a.policy),
         observed_s: round(observed, 3),
       };
+      const lk = locks?.get(b.tid);
+      if (lk !== undefined) {
+        row.lck_ms = round(lk.lck_ms, 3);
+        row.lck_pct = pct(lk.lck_ms / 1000, Math.max(1e-9, lk.observed_s));
+        totals.lck_s = (totals.lck_s ?? 0) + lk.lck_ms / 1000;
+      } else if (locks !== undefined) {
+        row.lck_pct = 0;
+        row.lck_ms = 0;
+      }
       rows.push(row);
       totals.threads++;
       totals.cpu_s += run;
@@ -111,6 +121,7 @@ export class ThreadSampler {
     totals.usr_s = round(totals.usr_s, 3);
     totals.sys_s = round(totals.sys_s, 3);
     totals.lat_s = round(totals.lat_s, 4);
+    if (totals.lck_s !== undefined) totals.lck_s = round(totals.lck_s, 4);
     return {
       pid: this.server.pid,
       command: this.server.command,

@@ -51,6 +51,7 @@ export function threadsSummary(t: ServerThreads, elapsedS: number, clientUsPerQu
   return (
     `server ${t.command} pid ${t.pid}: ${c.threads} threads, CPU ${f2(c.cpu_s / e)} of a core ` +
     `(usr ${f2(c.usr_s)} s, sys ${f2(c.sys_s)} s), run-queue wait ${f2(c.lat_s)} s, ` +
+    (c.lck_s !== undefined ? `lock wait ${f2(c.lck_s)} s, ` : '') +
     `${fmtRate(c.vcx / e)} vcx/s, ${fmtRate(c.icx / e)} icx/s; ` +
     `CPU per query: server ${f1(c.cpu_us_per_query)} µs${client}`
   );
@@ -74,11 +75,12 @@ export function profileSummaryLine(r: ProfiledResult): string | undefined {
   return parts.join('; ');
 }
 
-function threadRows(rows: ThreadStat[]): string[][] {
+function threadRows(rows: ThreadStat[], lck: boolean): string[][] {
   return rows.map((t) => [
     `${t.tid}${t.session ? '*' : ''}`,
     f1(t.usr_pct),
     f1(t.sys_pct),
+    ...(lck ? [f1(t.lck_pct ?? 0)] : []),
     f1(t.lat_pct),
     f1(t.cpu_pct),
     String(t.vcx),
@@ -178,10 +180,11 @@ export function renderProfileText(res: RunResult): string | undefined {
     out.push(
       `top threads (of ${t.threads.length}; * = the run's own connections; % of each thread's time; ${t.started} started, ${t.ended} ended during the run):`,
     );
+    const lck = t.totals.lck_s !== undefined;
     out.push(
       table(
-        ['TID', 'USR', 'SYS', 'LAT', 'CPU', 'VCX', 'ICX', 'NICE', 'POLICY', 'NAME'],
-        threadRows(t.threads.slice(0, TOP_THREADS)),
+        ['TID', 'USR', 'SYS', ...(lck ? ['LCK'] : []), 'LAT', 'CPU', 'VCX', 'ICX', 'NICE', 'POLICY', 'NAME'],
+        threadRows(t.threads.slice(0, TOP_THREADS), lck),
       ),
     );
   } else if (p?.client_cpu_us_per_query !== undefined) {
@@ -218,6 +221,7 @@ function threadGroup(t: ServerThreads | undefined, session: boolean, elapsedS: n
     n: rows.length,
     cpu: sumOf((x) => x.cpu_pct * x.observed_s) / time,
     lat: sumOf((x) => x.lat_pct * x.observed_s) / time,
+    lck: t.totals.lck_s !== undefined ? sumOf((x) => (x.lck_pct ?? 0) * x.observed_s) / time : undefined,
     vcx: sumOf((x) => x.vcx) / e,
     icx: sumOf((x) => x.icx) / e,
   };
@@ -251,6 +255,7 @@ export function renderProfileComparison(runs: readonly LabelledResult[]): string
     rows.push(row(`${what}`, (r) => (g(r) ? String(g(r)?.n) : undefined)));
     rows.push(row('  CPU %', (r) => (g(r) ? f1(g(r)?.cpu ?? 0) : undefined)));
     rows.push(row('  LAT % (run queue)', (r) => (g(r) ? f2(g(r)?.lat ?? 0) : undefined)));
+    rows.push(row('  LCK % (lock wait)', (r) => (g(r)?.lck !== undefined ? f2(g(r)?.lck ?? 0) : undefined)));
     rows.push(row('  VCX/s', (r) => (g(r) ? fmtRate(g(r)?.vcx ?? 0) : undefined)));
     rows.push(row('  ICX/s', (r) => (g(r) ? fmtRate(g(r)?.icx ?? 0) : undefined)));
   }

@@ -39,6 +39,7 @@ function result(
       instruments_enabled: 12,
       waits: [
         { event: 'wait/synch/mutex/sql/LOCK_open', count: 5000, wait_ms: lockOpenMs },
+        { event: 'wait/synch/cond/mysys/COND_timer', count: 3, wait_ms: 9000 },
         { event: 'wait/io/file/innodb/innodb_log_file', count: 300, wait_ms: 40 },
       ],
       idle_ms: 1234,
@@ -91,9 +92,12 @@ test('the profile section shows waits by name, statements, the thread table and 
   const text = renderProfileText(result(1000, 900)) ?? '';
   assert.match(
     text,
-    /server waits \(performance_schema, 12 wait instruments turned on for the run\), 2 event names/,
+    /server waits \(performance_schema, 12 wait instruments turned on for the run\), 3 event names/,
   );
   assert.match(text, /wait\/synch\/mutex\/sql\/LOCK_open\s+5000\s+900\.00\s+90\.00\s+180\.00/);
+  // Parked threads do not lead the table: the mutex does.
+  assert.match(text, /avg µs\nwait\/synch\/mutex\/sql\/LOCK_open/);
+  assert.match(text, /condition waits \(threads parked, mostly idle\): mysys\/COND_timer 3× 9000\.0 ms/);
   assert.match(text, /statements by kind: com\/Execute 1000 \(80\.0 ms\)/);
   assert.match(text, /server mariadbd pid 100: 3 threads, CPU 0\.71 of a core/);
   assert.match(text, /CPU per query: server 71\.0 µs vs dbsmack 20\.0 µs/);

@@ -20,6 +20,12 @@ const TOP_WAITS = 15;
 const TOP_THREADS = 10;
 const TOP_DIGESTS = 5;
 
+/**
+ * Condition waits are where threads park when they have nothing to do (a timer thread, an idle purge
+ * thread): long, but not contention. They are listed apart so that mutexes and I/O lead the table.
+ */
+const isCond = (event: string): boolean => event.startsWith('wait/synch/cond/');
+
 const f1 = (v: number): string => v.toFixed(1);
 const f2 = (v: number): string => v.toFixed(2);
 const pctOf = (share: number): string => `${(share * 100).toFixed(1)}%`;
@@ -65,8 +71,8 @@ export function profileSummaryLine(r: ProfiledResult): string | undefined {
   if (r.server_sched) parts.push(describeSched(r.server_sched));
   if (p?.threads) parts.push(threadsSummary(p.threads, p.elapsed_s, p.client_cpu_us_per_query));
   const w = p?.waits;
-  if (w?.kind === 'mysql' && w.waits[0])
-    parts.push(`top wait ${w.waits[0].event} ${f1(w.waits[0].wait_ms)} ms`);
+  const top = w?.kind === 'mysql' ? w.waits.find((x) => !isCond(x.event)) : undefined;
+  if (top) parts.push(`top wait ${top.event} ${f1(top.wait_ms)} ms`);
   if (w?.kind === 'postgres' && w.events[0])
     parts.push(`top wait ${w.events[0].type}:${w.events[0].event} ${pctOf(w.events[0].share)}`);
   if (w?.kind === 'sqlite')
@@ -113,6 +119,7 @@ export function renderProfileText(res: RunResult): string | undefined {
       table(
         ['event', 'count', 'total ms', 'ms/s', 'avg µs'],
         w.waits
+          .filter((x) => !isCond(x.event))
           .slice(0, TOP_WAITS)
           .map((x) => [
             x.event,
@@ -123,6 +130,15 @@ export function renderProfileText(res: RunResult): string | undefined {
           ]),
       ),
     );
+    const conds = w.waits.filter((x) => isCond(x.event));
+    if (conds.length > 0) {
+      out.push(
+        `condition waits (threads parked, mostly idle): ${conds
+          .slice(0, 4)
+          .map((x) => `${x.event.replace(/^wait\/synch\/cond\//, '')} ${x.count}× ${f1(x.wait_ms)} ms`)
+          .join(', ')}`,
+      );
+    }
     out.push(`idle (connections waiting for their client): ${f1(w.idle_ms)} ms`);
     if (w.statements.length > 0) {
       out.push(
@@ -272,7 +288,7 @@ export function renderProfileComparison(runs: readonly LabelledResult[]): string
     const w = r.profile?.waits;
     const e = r.profile && r.profile.elapsed_s > 0 ? r.profile.elapsed_s : 1;
     if (w?.kind === 'mysql')
-      for (const x of w.waits.slice(0, TOP_WAITS))
+      for (const x of w.waits.filter((y) => !isCond(y.event)).slice(0, TOP_WAITS))
         mysql.set(x.event, Math.max(mysql.get(x.event) ?? 0, x.wait_ms / e));
     if (w?.kind === 'postgres')
       for (const x of w.events)

@@ -251,7 +251,8 @@ test('probe data (a wait profile, thread statistics) is shown generically: table
     ],
     threads: { voluntary_ctxsw: 10234, involuntary_ctxsw: 88 },
   };
-  const doc = { ...run, label: 'profiled', profile };
+  // A probe's data of a shape the report does not know: shown generically.
+  const doc = { ...run, label: 'profiled', profile } as unknown as RunResult;
   const m = buildReportModel({ inputs: [{ kind: 'run', source: 'p.json', doc }], skipped: [] });
   assert.deepEqual(
     m.probes.map((p) => p.key),

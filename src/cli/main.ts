@@ -12,6 +12,7 @@ import { builtinNames } from '../workload/registry.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, runCommand } from './run.ts';
 import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
@@ -143,6 +144,9 @@ export function buildProgram(): Command {
     });
   });
   // --- end of sysbench options ---
+
+  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
+  addProfileOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     const admin = program

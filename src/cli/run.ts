@@ -20,6 +20,7 @@ import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
 import { say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
+import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
 
 export interface TargetOptions {
   db: string;
@@ -28,7 +29,7 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions extends TargetOptions {
+export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'> {
   clients?: number;
   rounds?: number;
   events?: number;
@@ -219,6 +220,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
   const target =
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
+  const probes = profileProbesFrom(o);
   const tty = process.stderr.isTTY === true;
   const sysbenchLive = o.format === 'sysbench' && (o.progress === true || (tty && !o.quiet));
   const progress = await createProgress({
@@ -240,6 +242,7 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
       workload: resolved.workload,
       options: resolved.options,
       workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
+      probes,
       ...(o.label !== undefined ? { label: o.label } : {}),
       onInterval: (p: IntervalPoint) => {
         if (o.format !== 'sysbench') progress.interval(p);

@@ -4,6 +4,7 @@
  * Adding optional fields keeps @1; renaming or removing one means @2.
  */
 import type { DriverName } from '../driver/types.ts';
+import type { ProfileData, ServerSched } from '../probe/profile-types.ts';
 import type { StatementKind } from '../workload/types.ts';
 
 export const RUN_SCHEMA = 'dbsmack/run@1';
@@ -190,4 +191,8 @@ export interface RunResult {
   sysbench?: SysbenchCounts;
   /** Open-loop figures, when the run had `--rate`. */
   rate?: RateResult;
+  /** `--profile`: server waits, the server's threads, load (src/probe/profile-types.ts). */
+  profile?: ProfileData;
+  /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */
+  server_sched?: ServerSched;
 }

@@ -14,8 +14,23 @@ export interface RenderOptions {
 
 export type RunRenderer = (r: RunResult, o: RenderOptions) => string;
 
+/** A part of the text report that follows the summary when its data is there (the profile). */
+export type TextSection = (r: RunResult) => string | undefined;
+const textSections: TextSection[] = [];
+
+/** Add a section below the text summary of every run; it returns undefined when it has nothing to say. */
+export function registerTextSection(section: TextSection): void {
+  if (!textSections.includes(section)) textSections.push(section);
+}
+
+function withSections(text: string, r: RunResult, o: RenderOptions): string {
+  if (o.classic) return text;
+  const extra = textSections.map((s) => s(r)).filter((s): s is string => s !== undefined && s !== '');
+  return [text, ...extra].join('\n');
+}
+
 const formats = new Map<string, RunRenderer>([
-  ['text', (r, o) => o.workload?.renderText?.(r, o) ?? renderRunText(r)],
+  ['text', (r, o) => withSections(o.workload?.renderText?.(r, o) ?? renderRunText(r), r, o)],
   ['json', (r) => `${JSON.stringify(r, null, 2)}\n`],
 ]);
 

@@ -1,0 +1,62 @@
+/**
+ * A sweep runs many times with the same probes (`profileProbesFrom` once, `runOnce` per step): each run
+ * must get its own, complete profile and scheduling record.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { profileProbesFrom } from '../src/cli/profile-options.ts';
+import { planFrom, resolveWorkload } from '../src/cli/run.ts';
+import { parseTarget } from '../src/driver/url.ts';
+import { RunController, runOnce } from '../src/engine/run-once.ts';
+import { tmpDir } from './helpers/cli.ts';
+
+test('the same profile probes serve several runs in a row', async (t) => {
+  if (process.getuid?.() !== 0) {
+    t.skip('changing a scheduling policy needs root');
+    return;
+  }
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  try {
+    const pid = child.pid as number;
+    const probes = profileProbesFrom({ profile: true, serverPid: pid, serverPolicy: 'batch' });
+    assert.deepEqual(
+      probes.map((p) => p.key),
+      ['server_sched', 'profile'],
+    );
+    const target = parseTarget(`sqlite:${path.join(tmpDir(), 'reuse.sqlite')}`);
+    const resolved = await resolveWorkload('select1', []);
+    const opts = {
+      db: '',
+      connectTimeout: 5,
+      warmup: 0,
+      reportInterval: 1,
+      maxTries: 1,
+      reconnectTimeout: 1,
+    };
+    for (const clients of [1, 2]) {
+      const plan = planFrom({ ...opts, clients, events: 200, format: 'json' }, target, resolved);
+      const r = await runOnce({
+        plan,
+        workload: resolved.workload,
+        options: resolved.options,
+        workers: clients,
+        probes,
+        log: () => {},
+        controller: new RunController(),
+      });
+      assert.equal(r.clients, clients);
+      assert.equal(r.server_sched?.applied, true);
+      assert.equal(r.server_sched?.restored, true);
+      assert.deepEqual(r.server_sched?.notes, []);
+      assert.equal(r.profile?.threads?.pid, pid);
+      assert.equal(r.profile?.threads?.threads[0]?.policy, 'batch');
+      assert.equal(r.profile?.waits?.kind, 'sqlite');
+      // Notes do not pile up from one run to the next.
+      assert.deepEqual(r.profile?.notes, []);
+    }
+  } finally {
+    child.kill();
+  }
+});

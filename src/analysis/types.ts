@@ -43,10 +43,14 @@ export interface SweepResult {
   schema: typeof SWEEP_SCHEMA;
   label: string;
   status: RunStatus;
+  /** Why the sweep is partial (interrupted, a run stopped by errors). */
+  status_reason?: string;
   workload: RunResult['workload'];
   target: RunResult['target'];
   started_at: string;
   repeat: number;
+  /** The client counts asked for, in order (points may lack some when the sweep was interrupted). */
+  clients?: number[];
   points: SweepPoint[];
   env: RunResult['env'];
   /** Server settings read at the start (see probe/server-settings). */
@@ -81,6 +85,10 @@ export interface CompareResult {
   candidates: string[];
   rows: CompareRow[];
   warnings: string[];
+  /** Significance level the verdicts use (p below it and a CI excluding 1). */
+  alpha?: number;
+  /** Where each input came from: `label` → history label, run/sweep id or file. */
+  sources?: Record<string, string>;
   /** Settings and environment values that differ between the inputs: key → value per label. */
   differences: Record<string, Record<string, string>>;
 }

@@ -7,9 +7,12 @@ import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
+import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
+import { registerHistory } from './history.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { adminCommand, runCommand } from './run.ts';
+import { registerSweep } from './sweep.ts';
 
 let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
@@ -88,6 +91,12 @@ export function buildProgram(): Command {
     .option('--rand-seed <n>', 'seed of the per-client random generators', nonNegativeInt('--rand-seed'))
     .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
     .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
+    // history (sweep feature): every run is recorded unless --no-history
+    .option(
+      '--history <path>',
+      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    )
+    .option('--no-history', 'do not record this run in the history')
     .option('--debug', 'print stack traces of errors')
     .allowUnknownOption()
     .action(async (workload, args, o, cmd) => {
@@ -125,6 +134,14 @@ export function buildProgram(): Command {
         });
       });
   }
+
+  // sweeps, history and comparisons (sweep feature); sweep copies run's options, so it comes after run
+  const setExit = (code: number): void => {
+    exitCode = code;
+  };
+  registerSweep(program, setExit);
+  registerHistory(program, setExit);
+  registerCompare(program, setExit);
 
   program
     .command('list')

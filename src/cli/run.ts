@@ -17,6 +17,7 @@ import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
+import { attachServerInfo, recordRun } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 
@@ -44,6 +45,8 @@ export interface RunOptions extends TargetOptions {
   seed?: number;
   progress?: boolean;
   quiet?: boolean;
+  /** History database path, false for --no-history, undefined for the default. */
+  history?: string | boolean;
 }
 
 export interface ResolvedWorkload {
@@ -225,7 +228,9 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
+  await attachServerInfo(result, target, o.connectTimeout);
   emitResult(result, o, render, { workload: resolved.workload });
+  recordRun(result, o);
   return exitCodeFor(result, controller.interrupted);
 }
 

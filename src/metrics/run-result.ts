@@ -86,6 +86,13 @@ export interface EnvInfo {
   dbsmack: string;
 }
 
+/** The server as it was configured for a run (read by probe/server-settings.ts). */
+export interface ServerInfo {
+  version: string;
+  /** Setting name → value as the server reports it (`SHOW VARIABLES`, `pg_settings`, `PRAGMA`). */
+  settings: Record<string, string>;
+}
+
 export interface RunResult {
   schema: typeof RUN_SCHEMA;
   status: RunStatus;
@@ -119,4 +126,6 @@ export interface RunResult {
   /** dbsmack's own CPU time over the measured part. */
   client_cpu: { user_s: number; system_s: number; us_per_query: number };
   env: EnvInfo;
+  /** The server's version and important settings, read right after the run; absent when unreadable. */
+  server?: ServerInfo;
 }

@@ -218,7 +218,7 @@ export function compareSeries(base: Series, cands: readonly Series[], o: Compare
       warnings.push(
         `${s.name}: ${s.excluded} run${s.excluded > 1 ? 's' : ''} that did not complete left out`,
       );
-    const missing = clients.filter((k) => !s.points.has(k));
+    const missing = [...base.points.keys()].sort((a, b) => a - b).filter((k) => !s.points.has(k));
     if (s !== base && missing.length > 0)
       warnings.push(`${s.name} has no runs at ${missing.join(', ')} clients`);
     if (s.workload !== base.workload)

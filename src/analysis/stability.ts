@@ -65,7 +65,7 @@ export interface StabilityVerdict {
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
-const rate = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+const rate = (x: number): string => (x >= 100 ? x.toFixed(0) : String(Number(x.toPrecision(3))));
 
 function stallWords(stalls: StabilityInput['stalls']): string | undefined {
   const parts: string[] = [];

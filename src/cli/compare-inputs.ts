@@ -12,13 +12,7 @@ import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
 import { InputError, UsageError } from './errors.ts';
-
-/** Line and column (1-based) of a character offset. */
-function lineCol(text: string, pos: number): string {
-  const before = text.slice(0, pos);
-  const line = before.split('\n').length;
-  return `${line}:${pos - before.lastIndexOf('\n')}`;
-}
+import { jsonErrorOffset, lineColumn } from './json-position.ts';
 
 /** Parse a JSON file; a syntax error names FILE:LINE:COLUMN. */
 export function readJsonFile(file: string): unknown {
@@ -31,11 +25,12 @@ export function readJsonFile(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const msg = (e as Error).message;
-    const m = /position (\d+)/.exec(msg);
-    const where = m ? lineCol(text, Number(m[1])) : text.trim() === '' ? '1:1' : lineCol(text, text.length);
+    const msg = (e as Error).message
+      .replace(/, (\.\.\.)?"[\s\S]*" is not valid JSON$/, '')
+      .replace(/ in JSON at position \d+.*$/, '');
+    const where = lineColumn(text, jsonErrorOffset(text) ?? text.length);
     throw new InputError(
-      `${file}:${where}: not valid JSON: ${msg.replace(/ in JSON at position \d+.*$/, '')}`,
+      `${file}:${where}: not valid JSON: ${msg}`,
       'compare takes a run (--out of dbsmack run) or a sweep (--out of dbsmack sweep)',
     );
   }

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CompareInputError, compareSeries, guard, type Series } from '../src/analysis/compare.ts';
+
+function series(name: string, points: Record<number, number[]>, facts: Record<string, string> = {}): Series {
+  return {
+    name,
+    source: `synthetic ${name}`,
+    points: new Map(
+      Object.entries(points).map(([k, qps]) => [
+        Number(k),
+        { qps, p95: qps.map((q) => 1000 / q), p99: qps.map((q) => 2000 / q) },
+      ]),
+    ),
+    facts,
+    excluded: 0,
+    workload: 'select1',
+  };
+}
+
+const stable = { 1: [1000, 1010, 995, 1005, 990], 4: [3000, 3030, 2985, 3015, 2970] };
+
+test('a sweep compared with itself shows no significant change anywhere', () => {
+  const a = series('a', stable, { 'server.max_connections': '151' });
+  const r = compareSeries(a, [{ ...a, name: 'a again' }], { metric: 'qps' });
+  assert.equal(r.schema, 'dbsmack/compare@1');
+  assert.deepEqual(
+    r.rows.map((row) => row.clients),
+    [1, 4],
+  );
+  for (const row of r.rows) {
+    const c = row.candidates['a again']!;
+    assert.equal(c.ratio, 1);
+    assert.equal(c.verdict, 'same');
+    assert.equal(c.p_value, 1);
+    assert.ok(c.ci_low <= 1 && c.ci_high >= 1);
+  }
+  assert.deepEqual(r.differences, {});
+  assert.deepEqual(guard(r, 0.95), { failed: [], inconclusive: [] });
+});
+
+test('a clear drop is significant and worse, and --fail-below catches it', () => {
+  const base = series('base', stable, { 'server.thread_handling': 'one-thread-per-connection' });
+  const slow = series(
+    'slow',
+    { 1: [600, 606, 597, 603, 594], 4: [2990, 3020, 2980, 3010, 2975] },
+    { 'server.thread_handling': 'pool-of-threads' },
+  );
+  const r = compareSeries(base, [slow], { metric: 'qps' });
+  const one = r.rows[0]!.candidates.slow!;
+  assert.equal(one.verdict, 'worse');
+  assert.ok(Math.abs(one.ratio - 0.6) < 1e-9);
+  assert.ok(one.p_value < 0.01);
+  assert.ok(one.ci_high < 1);
+  assert.equal(r.rows[1]!.candidates.slow!.verdict, 'same');
+  assert.deepEqual(r.differences, {
+    'server.thread_handling': { base: 'one-thread-per-connection', slow: 'pool-of-threads' },
+  });
+  const g = guard(r, 0.9);
+  assert.equal(g.failed.length, 1);
+  assert.match(g.failed[0]!, /slow at 1 client: 0\.600/);
+  assert.deepEqual(guard(r, 0.5).failed, []);
+});
+
+test('latency: a higher p95 is worse, and --fail-above catches it', () => {
+  const base = series('base', stable);
+  const slow = series('slow', { 1: [600, 606, 597, 603, 594], 4: stable[4] });
+  const r = compareSeries(base, [slow], { metric: 'p95' });
+  const c = r.rows[0]!.candidates.slow!;
+  assert.ok(c.ratio > 1.6);
+  assert.equal(c.verdict, 'worse');
+  assert.equal(guard(r, undefined, 1.2).failed.length, 1);
+});
+
+test('a faster candidate is better', () => {
+  const r = compareSeries(series('base', stable), [series('fast', { 1: [1280, 1290, 1270, 1285, 1275] })], {
+    metric: 'qps',
+  });
+  assert.equal(r.rows.length, 1, 'only client counts the candidate has');
+  assert.equal(r.rows[0]!.candidates.fast!.verdict, 'better');
+  assert.ok(r.warnings.some((w) => /fast has no runs at 4 clients/.test(w)));
+});
+
+test('too few repeats: a gap is unknown (?), with a warning, and the guard calls it inconclusive', () => {
+  const r = compareSeries(
+    series('base', { 2: [1000, 1010, 990] }),
+    [series('slow', { 2: [500, 505, 495] })],
+    {
+      metric: 'qps',
+    },
+  );
+  const c = r.rows[0]!.candidates.slow!;
+  assert.equal(c.verdict, 'unknown');
+  assert.ok(Math.abs(c.p_value - 0.1) < 1e-9, 'exact p of 3 against 3 cannot go below 0.1');
+  assert.ok(r.warnings.some((w) => /too few repeats to tell at 2 clients/.test(w)));
+  const g = guard(r, 0.9);
+  assert.deepEqual(g.failed, []);
+  assert.equal(g.inconclusive.length, 1);
+});
+
+test('noise does not make a difference: overlapping noisy series are the same', () => {
+  const base = series('base', { 8: [900, 1100, 1000, 950, 1050, 980, 1020] });
+  const cand = series('cand', { 8: [1090, 910, 1010, 960, 1040, 990, 1000] });
+  const r = compareSeries(base, [cand], { metric: 'qps' });
+  assert.equal(r.rows[0]!.candidates.cand!.verdict, 'same');
+});
+
+test('no client count in common is an error naming both', () => {
+  assert.throws(
+    () => compareSeries(series('a', { 1: [1, 2, 3] }), [series('b', { 8: [1, 2, 3] })], { metric: 'qps' }),
+    (e: unknown) =>
+      e instanceof CompareInputError &&
+      /b and a have no client count in common \(b: 8; a: 1\)/.test(e.message),
+  );
+});

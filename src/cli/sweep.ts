@@ -10,7 +10,9 @@ import type { SweepResult, SweepRun } from '../analysis/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { defaultWorkers } from '../engine/engine.ts';
 import { RunController } from '../engine/run-once.ts';
+import type { IntervalPoint } from '../metrics/run-result.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
+import { renderIntervalLine } from '../report/text.ts';
 import type { History } from '../store/history.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
@@ -121,7 +123,11 @@ async function sweepCommand(
     );
     if (o.out) writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
   };
-  say(`dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}`);
+  if (!o.quiet)
+    say(
+      `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}`,
+    );
+  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
   try {
     for (const [i, step] of order.entries()) {
       if (controller.interrupted) break;
@@ -133,6 +139,7 @@ async function sweepCommand(
         options: w.options,
         workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
         label,
+        ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
         log: say,
         controller,
       });
@@ -260,6 +267,7 @@ export function registerSweep(program: Command, setExit: (code: number) => void)
       ...(all.out !== undefined ? { out: all.out as string } : {}),
       ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
       ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+      ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
     });
     setExit(code);
   });

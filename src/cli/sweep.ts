@@ -68,7 +68,7 @@ export function schedule(
   return out;
 }
 
-const isSmack = (r: ResolvedWorkload): boolean => r.ref.ref.toLowerCase().endsWith('.smack');
+const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
 
 async function sweepCommand(
   arg: string,
@@ -80,12 +80,12 @@ async function sweepCommand(
     throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
   }
   const target = parseTarget(run.db);
-  let resolved = await resolveWorkload(arg, rest);
   // A smack file takes its client count as $1: compile it once per client count.
-  const smack = isSmack(resolved);
+  const smack = isSmack(arg);
   const perClients = new Map<number, ResolvedWorkload>();
+  const common = smack ? undefined : await resolveWorkload(arg, rest);
   const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
-    if (!smack) return resolved;
+    if (common) return common;
     let w = perClients.get(c);
     if (!w) {
       w = await resolveWorkload(arg, [String(c), ...rest]);
@@ -93,7 +93,9 @@ async function sweepCommand(
     }
     return w;
   };
-  if (smack) resolved = await workloadFor(o.clients[0] as number);
+  // Resolve every client count up front, so that a bad workload or option fails before the first run.
+  for (const c of o.clients) await workloadFor(c);
+  const resolved = await workloadFor(o.clients[0] as number);
   const history = openHistoryForWrite(o.history);
   const label =
     o.label ??

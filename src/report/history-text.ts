@@ -27,8 +27,9 @@ export function renderSettings(
   settings: Record<string, string> | undefined,
 ): string {
   const out: string[] = [];
-  if (version) out.push(`server: ${version}`);
   const entries = Object.entries(settings ?? {});
+  if (version) out.push(`server: ${version}${entries.length > 0 ? ', settings:' : ''}`);
+  else if (entries.length > 0) out.push('server settings:');
   if (entries.length > 0) {
     const w = Math.max(...entries.map(([k]) => k.length));
     for (const [k, v] of entries) out.push(`  ${k.padEnd(w)}  ${v}`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Command } from '@commander-js/extra-typings';
 import { UsageError } from '../src/cli/errors.ts';
-import { buildProgram } from '../src/cli/main.ts';
+import { buildProgram, runInvocation } from '../src/cli/main.ts';
 import { parseClientList, registerSweep, schedule } from '../src/cli/sweep.ts';
 
 test('client lists parse, keep their order, drop duplicates, and reject junk', () => {
@@ -29,7 +29,7 @@ test('runs are grouped by client count, or interleaved across them', () => {
 test('sweep accepts every option of run, including ones added to run later (such as --rate)', () => {
   const program = new Command();
   program.command('run').option('--rate <n>', 'events per second').option('--events <e>', 'limit');
-  registerSweep(program, () => {});
+  registerSweep(program, () => {}, runInvocation);
   const sweep = program.commands.find((c) => c.name() === 'sweep')!;
   const longs = sweep.options.map((o) => o.long);
   assert.ok(longs.includes('--rate'));

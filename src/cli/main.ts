@@ -2,7 +2,7 @@
  * The dbsmack command line. One function per command lives in its own file; this one wires them into
  * commander, and turns every user error into one line on stderr and a documented exit code.
  */
-import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
 import { VERSION } from '../version.ts';
@@ -11,7 +11,7 @@ import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerHistory } from './history.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
-import { adminCommand, runCommand } from './run.ts';
+import { adminCommand, type RunOptions, runCommand } from './run.ts';
 import { registerSweep } from './sweep.ts';
 
 let debug = process.argv.includes('--debug');
@@ -21,6 +21,27 @@ function dbOption(): Option<'--db <url>', undefined, string> {
   return new Option('--db <url>', 'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…')
     .default(DEFAULT_URL)
     .env('DBSMACK_DB');
+}
+
+/**
+ * What `run WORKLOAD …` means: commander's options into RunOptions, and the workload's arguments. `sweep`
+ * copies run's options and calls this too, so every option mapped here works the same in a sweep: map a
+ * new option of `run` here, not in its action.
+ */
+export function runInvocation(
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+): { rest: string[]; options: RunOptions } {
+  return {
+    rest: cmd.args.slice(1),
+    options: {
+      ...(o as unknown as RunOptions),
+      dbGiven: cmd.getOptionValueSource('db') !== 'default',
+      clients: (o.clients ?? o.threads) as number | undefined,
+      warmup: (o.warmupTime ?? o.warmup) as number,
+      seed: o.randSeed as number | undefined,
+    },
+  };
 }
 
 export function buildProgram(): Command {
@@ -100,15 +121,9 @@ export function buildProgram(): Command {
     .option('--debug', 'print stack traces of errors')
     .allowUnknownOption()
     .action(async (workload, args, o, cmd) => {
-      const rest = cmd.args.slice(1);
       void args;
-      exitCode = await runCommand(workload, rest, {
-        ...o,
-        dbGiven: cmd.getOptionValueSource('db') !== 'default',
-        clients: o.clients ?? o.threads,
-        warmup: o.warmupTime ?? o.warmup,
-        seed: o.randSeed,
-      });
+      const { rest, options } = runInvocation(o, cmd);
+      exitCode = await runCommand(workload, rest, options);
     });
 
   for (const what of ['prepare', 'cleanup'] as const) {
@@ -139,7 +154,7 @@ export function buildProgram(): Command {
   const setExit = (code: number): void => {
     exitCode = code;
   };
-  registerSweep(program, setExit);
+  registerSweep(program, setExit, runInvocation);
   registerHistory(program, setExit);
   registerCompare(program, setExit);
 

@@ -4,9 +4,10 @@
  * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
  * (copied from the run command), so options added to `run` later work in sweeps without changes here.
  */
-import type { Command } from '@commander-js/extra-typings';
+import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
+import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { defaultWorkers } from '../engine/engine.ts';
 import { RunController } from '../engine/run-once.ts';
@@ -68,6 +69,15 @@ export function schedule(
   return out;
 }
 
+/**
+ * The target, as `run` chooses it: `--db`, unless a workload that names its own target (a smack file's
+ * client blocks, through an optional `defaultTarget()`) runs without `--db`.
+ */
+function targetFor(run: RunOptions, resolved: ResolvedWorkload): Target {
+  const own = (resolved.workload as { defaultTarget?: () => Target }).defaultTarget;
+  return !run.dbGiven && typeof own === 'function' ? own.call(resolved.workload) : parseTarget(run.db);
+}
+
 const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
 
 async function sweepCommand(
@@ -79,7 +89,6 @@ async function sweepCommand(
   if (o.format !== 'text' && o.format !== 'json') {
     throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
   }
-  const target = parseTarget(run.db);
   // A smack file takes its client count as $1: compile it once per client count.
   const smack = isSmack(arg);
   const perClients = new Map<number, ResolvedWorkload>();
@@ -96,6 +105,7 @@ async function sweepCommand(
   // Resolve every client count up front, so that a bad workload or option fails before the first run.
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
+  const target = targetFor(run, resolved);
   const history = openHistoryForWrite(o.history);
   const label =
     o.label ??
@@ -219,8 +229,17 @@ function record(
   setId(id);
 }
 
-/** Register `sweep` on the program; call after `run` is defined, whose options it copies. */
-export function registerSweep(program: Command, setExit: (code: number) => void): void {
+/** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */
+export type RunInvocation = (
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+) => { rest: string[]; options: RunOptions };
+
+/**
+ * Register `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
+ * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them.
+ */
+export function registerSweep(program: Command, setExit: (code: number) => void, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run');
   const cmd = program
     .command('sweep')
@@ -250,16 +269,10 @@ export function registerSweep(program: Command, setExit: (code: number) => void)
   cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
     const all = c.opts() as Record<string, unknown>;
     const clients = (all.threads as number[] | undefined) ?? (all.clients as number[]);
-    const run = {
-      ...all,
-      dbGiven: c.getOptionValueSource('db') !== 'default',
-      warmup: (all.warmupTime as number | undefined) ?? (all.warmup as number),
-      seed: all.randSeed as number | undefined,
-      clients: undefined,
-      format: 'text',
-      out: undefined,
-    } as unknown as RunOptions;
-    const code = await sweepCommand(workload, c.args.slice(1), run, {
+    // The runs take run's own mapping; the sweep decides clients, format and output per run.
+    const inv = toRun(all, c);
+    const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
+    const code = await sweepCommand(workload, inv.rest, run, {
       clients,
       repeat: all.repeat as number,
       interleave: all.interleave === true,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CompareInputError, compareSeries, guard, type Series } from '../src/analysis/compare.ts';
+import { CompareInputError, compareSeries, factsOf, guard, type Series } from '../src/analysis/compare.ts';
 
 function series(name: string, points: Record<number, number[]>, facts: Record<string, string> = {}): Series {
   return {
@@ -58,7 +58,7 @@ test('a clear drop is significant and worse, and --fail-below catches it', () =>
   });
   const g = guard(r, 0.9);
   assert.equal(g.failed.length, 1);
-  assert.match(g.failed[0]!, /slow at 1 client: 0\.600/);
+  assert.match(g.failed[0]!, /slow at 1 client: 0\.6 \(p=0\.0079\)/);
   assert.deepEqual(guard(r, 0.5).failed, []);
 });
 
@@ -111,5 +111,41 @@ test('no client count in common is an error naming both', () => {
     (e: unknown) =>
       e instanceof CompareInputError &&
       /b and a have no client count in common \(b: 8; a: 1\)/.test(e.message),
+  );
+});
+
+test('what a run ran with: settings, limits and an open-loop rate are facts to compare', () => {
+  const run = {
+    env: {
+      host: 'h',
+      os: 'o',
+      kernel: 'k',
+      arch: 'x',
+      cpu_model: 'c',
+      cpu_count: 2,
+      memory_gb: 1,
+      node: 'v20',
+      dbsmack: '0',
+    },
+    target: {
+      driver: 'mysql' as const,
+      url: 'mysql://root@h/db',
+      server_version: 'MariaDB 10.11',
+      connector: 'mysql2',
+    },
+    workload: { name: 'oltp_read_only', ref: 'oltp_read_only', options: { table_size: 1000 }, args: [] },
+    limits: { time_s: 10, warmup_s: 0, report_interval_s: 1 },
+    server: { version: 'MariaDB 10.11.19', settings: { thread_handling: 'pool-of-threads' } },
+  };
+  const f = factsOf(run);
+  assert.equal(f['server.thread_handling'], 'pool-of-threads');
+  assert.equal(f['server.version'], 'MariaDB 10.11.19');
+  assert.equal(f['workload.table_size'], '1000');
+  assert.equal(f['limits.time_s'], '10');
+  assert.equal(f['limits.rate'], 'none');
+  assert.equal(f['env.cpu_count'], '2');
+  assert.equal(
+    factsOf({ ...run, rate: { target: 200, shape: 'poisson' } } as typeof run)['limits.rate'],
+    '200/s poisson',
   );
 });

@@ -59,6 +59,10 @@ export function factsOf(
   out['server.version'] = r.server?.version ?? r.target.server_version;
   flatten('server.', r.server?.settings, out);
   flatten('limits.', r.limits as unknown as Record<string, unknown>, out);
+  // Open-loop runs (`--rate`) record their target; held back or not is the first thing a reader must see.
+  const rate = (r as { rate?: { target?: unknown; shape?: unknown } }).rate;
+  out['limits.rate'] =
+    rate?.target !== undefined ? `${String(rate.target)}/s ${String(rate.shape ?? '')}`.trim() : 'none';
   flatten('env.', r.env as unknown as Record<string, unknown>, out);
   return out;
 }
@@ -263,7 +267,7 @@ export function guard(r: CompareResult, below?: number, above?: number): GuardOu
     for (const [name, c] of Object.entries(row.candidates)) {
       const crosses = (below !== undefined && c.ratio < below) || (above !== undefined && c.ratio > above);
       if (!crosses) continue;
-      const what = `${name} at ${row.clients} client${row.clients === 1 ? '' : 's'}: ${c.ratio.toFixed(3)} (p=${c.p_value.toPrecision(2)})`;
+      const what = `${name} at ${row.clients} client${row.clients === 1 ? '' : 's'}: ${Number(c.ratio.toPrecision(3))} (p=${c.p_value.toPrecision(2)})`;
       if (c.verdict === 'better' || c.verdict === 'worse') out.failed.push(what);
       else if (c.verdict === 'unknown') out.inconclusive.push(what);
     }

@@ -81,7 +81,7 @@ test('a faster candidate is better', () => {
   assert.ok(r.warnings.some((w) => /fast has no runs at 4 clients/.test(w)));
 });
 
-test('too few repeats: a gap is unknown (?), with a warning, and the guard calls it inconclusive', () => {
+test("too few repeats for Mann–Whitney: Welch's t-test on logs judges, with a warning", () => {
   const r = compareSeries(
     series('base', { 2: [1000, 1010, 990] }),
     [series('slow', { 2: [500, 505, 495] })],
@@ -90,12 +90,28 @@ test('too few repeats: a gap is unknown (?), with a warning, and the guard calls
     },
   );
   const c = r.rows[0]!.candidates.slow!;
+  assert.equal(c.test, 'welch-log');
+  assert.equal(c.verdict, 'worse');
+  assert.ok(Math.abs(c.p_value - 1.1543310195430855e-7) < 1e-12);
+  assert.ok(r.warnings.some((w) => /too few repeats at 2 clients \(3 runs of base, 3 of slow\)/.test(w)));
+  assert.equal(guard(r, 0.9).failed.length, 1);
+  // the same with overlapping noise stays the same
+  const n = compareSeries(series('base', { 2: [1000, 1100, 950] }), [series('c', { 2: [1050, 980, 1090] })], {
+    metric: 'qps',
+  });
+  assert.equal(n.rows[0]!.candidates.c!.verdict, 'same');
+});
+
+test('one run against one: no test can judge a gap (?), and the guard calls it inconclusive', () => {
+  const r = compareSeries(series('base', { 2: [1000] }), [series('slow', { 2: [500] })], { metric: 'qps' });
+  const c = r.rows[0]!.candidates.slow!;
+  assert.equal(c.test, 'none');
   assert.equal(c.verdict, 'unknown');
-  assert.ok(Math.abs(c.p_value - 0.1) < 1e-9, 'exact p of 3 against 3 cannot go below 0.1');
-  assert.ok(r.warnings.some((w) => /too few repeats to tell at 2 clients/.test(w)));
   const g = guard(r, 0.9);
   assert.deepEqual(g.failed, []);
   assert.equal(g.inconclusive.length, 1);
+  const same = compareSeries(series('base', { 2: [1000] }), [series('c', { 2: [1000] })], { metric: 'qps' });
+  assert.equal(same.rows[0]!.candidates.c!.verdict, 'same');
 });
 
 test('noise does not make a difference: overlapping noisy series are the same', () => {

@@ -10,6 +10,7 @@ import {
   quantile,
   seededRandom,
 } from '../src/analysis/stats.ts';
+import { studentTwoSided, welchTTest } from '../src/analysis/welch.ts';
 
 const close = (a: number, b: number, tol = 1e-9): void =>
   assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
@@ -97,4 +98,19 @@ test('bootstrap of the ratio of medians is seeded and brackets the ratio', () =>
   const same = bootstrapRatioOfMedians(base, base, { seed: 7 });
   close(same.ratio, 1);
   assert.ok(same.low <= 1 && same.high >= 1);
+});
+
+test("Welch's t-test and Student's t tail match SciPy", () => {
+  close(studentTwoSided(2.5, 3.7), 0.07182202291182678, 1e-9);
+  close(studentTwoSided(1.0, 10) / 2, 0.17044656615103, 1e-9);
+  close(1 - studentTwoSided(0.3, 1.5) / 2, 0.5997639015982075, 1e-9);
+  let r = welchTTest([1, 2, 3, 4], [2, 4, 6, 8, 10]);
+  close(r.t, -2.2514363231593695, 1e-9);
+  close(r.df, 5.520787746170677, 1e-9);
+  close(r.p, 0.06913359319239237, 1e-9);
+  r = welchTTest([1000, 1010, 990].map(Math.log), [500, 505, 495].map(Math.log));
+  close(r.t, 84.88966189607572, 1e-6);
+  close(r.p, 1.1543310195430855e-7, 1e-12);
+  assert.equal(welchTTest([5, 5, 5], [5, 5, 5]).p, 1);
+  assert.equal(welchTTest([1], [2, 3]).p, 1);
 });

@@ -133,7 +133,7 @@ test('sqlite sweep: every run saved, stability per point, history, show, compare
   const csv = await runCli(['compare', 'base', out, '--format', 'csv', '--metric', 'p95'], { cwd: dir, env });
   assert.match(
     csv.stdout,
-    /^metric,clients,base_label,base,candidate,value,ratio,ci_low,ci_high,p_value,verdict/,
+    /^metric,clients,base_label,base,candidate,value,ratio,ci_low,ci_high,p_value,test,verdict,n_base,n_cand$/m,
   );
   assert.match(csv.stdout, /^p95,2,base,/m);
 });

@@ -13,9 +13,11 @@ import {
   type CompareCell,
   type CompareResult,
   type CompareRow,
+  type SignificanceTest,
   type SweepResult,
   type Verdict,
 } from './types.ts';
+import { welchTTest } from './welch.ts';
 
 export type Metric = CompareResult['metric'];
 
@@ -147,23 +149,33 @@ export function compareSamples(
   resamples = 2000,
 ): CompareCell & { value: number } {
   const ci = bootstrapRatioOfMedians(base, cand, { seed, resamples });
-  const mw = mannWhitney(cand, base);
   const ciExcludes1 = ci.low > 1 || ci.high < 1;
+  let p = mannWhitney(cand, base).p;
+  let test: SignificanceTest = 'mann-whitney';
+  if (minimumP(base.length, cand.length) >= alpha) {
+    // The rank test cannot reach alpha with so few runs, however far apart they are. Welch's t-test on the
+    // logarithms can (assuming roughly log-normal runs); without two positive values a side, nothing can.
+    if (base.length >= 2 && cand.length >= 2 && [...base, ...cand].every((v) => v > 0)) {
+      p = welchTTest(cand.map(Math.log), base.map(Math.log)).p;
+      test = 'welch-log';
+    } else test = 'none';
+  }
   let verdict: Verdict;
-  // With too few repeats the test cannot reach alpha at all: a gap the interval shows is then `unknown`
-  // (not shown, not ruled out); no gap at all is still `same`.
-  if (minimumP(base.length, cand.length) >= alpha) verdict = ciExcludes1 ? 'unknown' : 'same';
-  else if (mw.p < alpha && ciExcludes1) {
+  if (p < alpha && ciExcludes1 && test !== 'none') {
     const higher = ci.ratio > 1;
     // More throughput is better; more latency is worse.
     verdict = higher === (metric === 'qps') ? 'better' : 'worse';
+  } else if (test === 'none' && ciExcludes1) {
+    // Not shown and not ruled out: a gap with no test able to judge it.
+    verdict = 'unknown';
   } else verdict = 'same';
   return {
     value: median(cand),
     ratio: ci.ratio,
     ci_low: ci.low,
     ci_high: ci.high,
-    p_value: mw.p,
+    p_value: p,
+    test,
     verdict,
     n_base: base.length,
     n_cand: cand.length,
@@ -205,16 +217,18 @@ export function compareSeries(base: Series, cands: readonly Series[], o: Compare
         seed + ki * 7919 + ci * 104729,
         o.resamples,
       );
-      if (minimumP(cell.n_base, cell.n_cand) >= alpha)
+      if (cell.test !== 'mann-whitney') {
         tooFew.push(`${k} clients (${cell.n_base} runs of ${base.name}, ${cell.n_cand} of ${c.name})`);
+      }
       row.candidates[c.name] = cell;
     });
     return row;
   });
   if (tooFew.length > 0) {
     warnings.push(
-      `too few repeats to tell at ${tooFew.join('; ')}: the Mann–Whitney test cannot reach p < ${alpha} with so few; ` +
-        `run at least 4 repeats of each (--repeat 5 is better); a gap there shows as ?`,
+      `too few repeats at ${tooFew.join('; ')}: the Mann–Whitney test cannot reach p < ${alpha} with so few, so ` +
+        "these cells use Welch's t-test on the logarithms (which assumes roughly log-normal runs), or show ? " +
+        'where even that cannot judge; run at least 4 repeats of each (--repeat 5 is better)',
     );
   }
   for (const s of [base, ...cands]) {

@@ -59,12 +59,20 @@ export interface SweepResult {
 
 export type Verdict = 'better' | 'worse' | 'same' | 'unknown';
 
+/**
+ * Which test gave `p_value`: Mann–Whitney U (exact for small samples); Welch's t-test on the logarithms
+ * when too few repeats let the rank test reach the significance level; none with fewer than two runs a side.
+ */
+export type SignificanceTest = 'mann-whitney' | 'welch-log' | 'none';
+
 export interface CompareCell {
   /** Candidate median / base median (for latency metrics too: above 1 means slower). */
   ratio: number;
   ci_low: number;
   ci_high: number;
   p_value: number;
+  /** Which test gave `p_value` (absent in documents from before it was recorded: Mann–Whitney). */
+  test?: SignificanceTest;
   /** `same` where no significant difference is shown ("~"); `unknown` when too few repeats to tell. */
   verdict: Verdict;
   n_base: number;

@@ -11,6 +11,9 @@ export function mark(c: CompareCell): string {
   return c.verdict === 'same' ? '~' : c.verdict === 'unknown' ? '?' : c.verdict === 'better' ? '+' : '-';
 }
 
+const testName = (c: CompareCell): string =>
+  c.test === 'welch-log' ? 't(log)' : c.test === 'none' ? 'none' : 'MW';
+
 /** Two decimals, the way ratio tables are read; small ratios keep two significant digits (0.0016). */
 const ratio = (x: number): string =>
   !Number.isFinite(x) ? String(x) : x !== 0 && Math.abs(x) < 0.1 ? x.toPrecision(2) : x.toFixed(2);
@@ -22,8 +25,9 @@ const unit = (metric: string): string => (metric === 'qps' ? 'q/s' : `${metric} 
 function legend(r: CompareResult): string {
   const better = r.metric === 'qps' ? 'above 1 is faster' : 'above 1 is slower';
   return (
-    `ratio = median of candidate / median of base (${better}); + better, - worse (Mann–Whitney p < ${r.alpha ?? 0.05} ` +
-    'and the 95% bootstrap interval excludes 1), ~ no difference shown, ? too few repeats to tell'
+    `ratio = median of candidate / median of base (${better}); + better, - worse (p < ${r.alpha ?? 0.05} ` +
+    'and the 95% bootstrap interval excludes 1), ~ no difference shown, ? too few runs to tell; ' +
+    "test: MW Mann–Whitney U, t(log) Welch's t-test on logarithms (few repeats)"
   );
 }
 
@@ -52,7 +56,7 @@ export function renderCompareText(r: CompareResult): string {
   out.push('');
   out.push(
     table(
-      ['Thrd', 'candidate', 'value', 'ratio', '95% CI', 'p', 'runs', 'verdict'],
+      ['Thrd', 'candidate', 'value', 'ratio', '95% CI', 'p', 'test', 'runs', 'verdict'],
       r.rows.flatMap((row) =>
         r.candidates.flatMap((c) => {
           const cell = row.candidates[c];
@@ -65,6 +69,7 @@ export function renderCompareText(r: CompareResult): string {
               ratio(cell.ratio),
               `${ratio(cell.ci_low)}–${ratio(cell.ci_high)}`,
               pval(cell.p_value),
+              testName(cell),
               `${cell.n_base}/${cell.n_cand}`,
               cell.verdict,
             ],
@@ -107,7 +112,7 @@ export function renderCompareMarkdown(r: CompareResult): string {
     const cells = r.candidates.map((c) => {
       const cell = row.candidates[c];
       return cell
-        ? `${ratio(cell.ratio)} ${mark(cell)} (p=${pval(cell.p_value)}, CI ${ratio(cell.ci_low)}–${ratio(cell.ci_high)})`
+        ? `${ratio(cell.ratio)} ${mark(cell)} (p=${pval(cell.p_value)} ${testName(cell)}, CI ${ratio(cell.ci_low)}–${ratio(cell.ci_high)})`
         : '';
     });
     out.push(`| ${row.clients} | ${value(row.base, r.metric)} | ${cells.join(' | ')} |`);
@@ -131,7 +136,7 @@ const csvCell = (s: string): string => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '
 /** One line per client count and candidate (long format, easy to load into a spreadsheet or pandas). */
 export function renderCompareCsv(r: CompareResult): string {
   const lines = [
-    'metric,clients,base_label,base,candidate,value,ratio,ci_low,ci_high,p_value,verdict,n_base,n_cand',
+    'metric,clients,base_label,base,candidate,value,ratio,ci_low,ci_high,p_value,test,verdict,n_base,n_cand',
   ];
   for (const row of r.rows) {
     for (const c of r.candidates) {
@@ -149,6 +154,7 @@ export function renderCompareCsv(r: CompareResult): string {
           String(cell.ci_low),
           String(cell.ci_high),
           String(cell.p_value),
+          cell.test ?? 'mann-whitney',
           cell.verdict,
           String(cell.n_base),
           String(cell.n_cand),

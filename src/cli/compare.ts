@@ -110,12 +110,12 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
     .option('--format <fmt>', 'text, markdown, csv or json (dbsmack/compare@1)', 'text')
     .option(
       '--fail-below <r>',
-      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio below R`,
+      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio below R (${EXIT_INCONCLUSIVE}: below R, but one run a side cannot tell)`,
       ratioArg('--fail-below'),
     )
     .option(
       '--fail-above <r>',
-      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio above R (latency)`,
+      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio above R, for latency (${EXIT_INCONCLUSIVE} as above)`,
       ratioArg('--fail-above'),
     )
     .option('--alpha <a>', 'significance level', alphaArg, 0.05)

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { CompareResult, SweepResult } from '../src/analysis/types.ts';
+import { loadDriver } from '../src/driver/index.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
-import { runCli, startCli, tmpDir } from './helpers/cli.ts';
+import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
 
 function setup(): { dir: string; env: NodeJS.ProcessEnv; hist: string } {
@@ -319,3 +320,59 @@ for (const driver of ['mysql', 'postgres'] as const) {
     assert.equal(c.code, 0, c.stderr);
   });
 }
+
+test('a run whose timeline collapses mid-run is flagged as a stall, with its times (MariaDB LOCK TABLES)', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  const { dir, env } = setup();
+  const out = path.join(dir, 'stall.json');
+  const workload = path.join(ROOT, 'test', 'fixtures', 'sweep-point-read.js');
+  const driver = await loadDriver('mysql');
+  const locker = await driver.connect(target, { connectTimeoutMs: 5000 });
+  try {
+    const { child, done } = startCli(
+      [
+        'sweep',
+        workload,
+        '--db',
+        MYSQL_URL,
+        '--clients',
+        '1',
+        '--repeat',
+        '1',
+        '--time',
+        '5',
+        '--progress',
+        '--out',
+        out,
+      ],
+      { cwd: dir, env },
+    );
+    let locked: Promise<void> | undefined;
+    child.stderr?.on('data', (d: Buffer) => {
+      // Hold the table from the first interval line on: the intervals in the middle of the run see nothing.
+      if (!locked && /\[ 1s \]/.test(d.toString())) {
+        locked = (async () => {
+          await locker.query('LOCK TABLES dbsmack_sweep_stall WRITE');
+          await new Promise((r) => setTimeout(r, 2500));
+          await locker.query('UNLOCK TABLES');
+        })();
+      }
+    });
+    const r = await done;
+    await locked;
+    assert.equal(r.code, 0, r.stderr);
+    const s = readJson<SweepResult>(out);
+    const run = s.points[0]!.runs[0]!;
+    assert.ok(run.stalls.length > 0, JSON.stringify(run.result.intervals.map((i) => i.qps)));
+    const [from, to] = run.stalls[0]!;
+    assert.ok(from >= 1 && to <= run.result.elapsed_s && to > from, `${from}–${to}`);
+    assert.notEqual(s.points[0]!.stability, 'stable');
+    assert.match(s.points[0]!.stability_reason, /throughput collapsed mid-run: run 1 stalled at \d/);
+    assert.match(r.stderr, /STALLED at /);
+  } finally {
+    await locker.query('UNLOCK TABLES').catch(() => {});
+    await locker.query('DROP TABLE IF EXISTS dbsmack_sweep_stall').catch(() => {});
+    await locker.close();
+  }
+});

@@ -148,7 +148,7 @@ test('run options and workload options pass through a sweep', async () => {
       'select1',
       '--prepared',
       'off',
-      '--clients',
+      '--threads',
       '2',
       '--repeat',
       '1',
@@ -232,6 +232,20 @@ test('bad input: corrupt JSON, unknown label, unknown id, no common client count
   r = await runCli(['compare', sw, run3], { cwd: dir, env });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /three and .* have no client count in common \(three: 3; .*: 1\)/);
+
+  r = await runCli(['sweep', 'select1', '--events', '10'], { cwd: dir, env });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /sweep needs --clients LIST/);
+  r = await runCli(['sweep', 'select1', '--threads', '1,x'], { cwd: dir, env });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--clients expects a list like 1,2,4,8, got '1,x'/);
+  r = await runCli(['sweep', 'select1', '--clients', '1', '--out', path.join(dir, 'no', 'such', 'x.json')], {
+    cwd: dir,
+    env,
+  });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /cannot write --out .*x\.json: no such directory/);
+  assert.doesNotMatch(r.stderr, /\[1\/\d+\]/, 'nothing ran');
 
   const db = new Database(hist);
   db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema_version'").run();

@@ -4,6 +4,8 @@
  * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
  * (copied from the run command), so options added to `run` later work in sweeps without changes here.
  */
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
@@ -14,7 +16,6 @@ import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { renderIntervalLine } from '../report/text.ts';
-import type { History } from '../store/history.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
@@ -106,7 +107,8 @@ async function sweepCommand(
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved);
-  const history = openHistoryForWrite(o.history);
+  if (o.out) checkWritable(o.out);
+  let history = openHistoryForWrite(o.history);
   const label =
     o.label ??
     `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
@@ -119,7 +121,13 @@ async function sweepCommand(
   let doc: SweepResult | undefined;
   let settings: Record<string, string> | undefined;
   let stopReason: string | undefined;
-  const save = (finished: boolean): void => {
+  let outFailed = false;
+  /**
+   * Rebuild the document from every run so far, store the newest run (history first: it gives the run
+   * its id) and rewrite --out. Losing the history or the file mid-sweep warns once and the sweep goes on:
+   * the other copy, and the runs still to come, are worth more than stopping.
+   */
+  const persist = (finished: boolean, newest?: { result: SweepRun['result']; repeat: number }): void => {
     if (done.length === 0) return;
     doc = buildSweep(
       {
@@ -133,7 +141,26 @@ async function sweepCommand(
       },
       done,
     );
-    if (o.out) writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
+    if (history) {
+      try {
+        if (newest) sweepId = history.addSweepRun(sweepId, doc, newest.result, newest.repeat).sweepId;
+        else if (sweepId !== undefined) history.updateSweep(sweepId, doc);
+      } catch (e) {
+        say(
+          `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
+        );
+        history.close();
+        history = undefined;
+      }
+    }
+    if (o.out && !outFailed) {
+      try {
+        writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
+      } catch (e) {
+        outFailed = true;
+        say(`dbsmack: warning: cannot write ${o.out}, going on without it: ${(e as Error).message}`);
+      }
+    }
   };
   if (!o.quiet)
     say(
@@ -164,17 +191,7 @@ async function sweepCommand(
         stopReason =
           `run ${i + 1} (${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
       } else if (controller.interrupted) stopReason = 'interrupted';
-      save(false);
-      record(
-        history,
-        doc!,
-        result,
-        step.repeat,
-        (id) => {
-          sweepId = id;
-        },
-        sweepId,
-      );
+      persist(false, { result, repeat: step.repeat });
       if (!o.quiet) {
         const stall =
           sr.stalls.length > 0 ? `, STALLED at ${sr.stalls.map(([a, b]) => `${a}–${b} s`).join(', ')}` : '';
@@ -188,8 +205,7 @@ async function sweepCommand(
     }
   } catch (e) {
     stopReason = `stopped by an error: ${(e as Error).message}`;
-    save(false);
-    if (doc && history && sweepId !== undefined) history.updateSweep(sweepId, doc);
+    persist(false);
     history?.close();
     throw e;
   } finally {
@@ -197,8 +213,8 @@ async function sweepCommand(
   }
   const finished = done.length === order.length && !controller.interrupted;
   if (controller.interrupted) stopReason = 'interrupted';
-  save(finished);
-  if (doc && history && sweepId !== undefined) history.updateSweep(sweepId, doc);
+  persist(finished);
+  const recordedIn = history?.path;
   history?.close();
   if (doc === undefined) {
     say('dbsmack: interrupted before the first run finished; nothing was measured');
@@ -209,24 +225,22 @@ async function sweepCommand(
       o.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderSweepText(doc, sweepId),
     );
   }
-  if (history && sweepId !== undefined && !o.quiet)
-    say(`dbsmack: recorded as sweep ${sweepId} in ${history.path}`);
+  if (recordedIn && sweepId !== undefined && !o.quiet)
+    say(`dbsmack: recorded as sweep ${sweepId} in ${recordedIn}`);
   if (controller.interrupted) return EXIT.interrupted;
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
-/** Store the run and the sweep so far; a history that fails mid-sweep warns once and is left alone. */
-function record(
-  history: History | undefined,
-  doc: SweepResult,
-  result: SweepRun['result'],
-  repeat: number,
-  setId: (id: number) => void,
-  sweepId: number | undefined,
-): void {
-  if (!history) return;
-  const { sweepId: id } = history.addSweepRun(sweepId, doc, result, repeat);
-  setId(id);
+/** Fail before the first run, not after it, when --out cannot be written. */
+function checkWritable(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    throw new UsageError(
+      `cannot write --out ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : 'directory not writable'} (${dir})`,
+    );
+  }
 }
 
 /** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */
@@ -251,7 +265,7 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
       'built-in workload name or workload file (a smack file gets the client count as $1)',
     )
     .argument('[args...]', 'workload options (--name value), options of run, and positional arguments')
-    .requiredOption('-c, --clients <list>', 'client counts, e.g. 1,2,4,8,16,32,64,128', parseClientList)
+    .option('-c, --clients <list>', 'client counts, e.g. 1,2,4,8,16,32,64,128 (required)', parseClientList)
     .option('--threads <list>', 'alias of --clients (sysbench)', parseClientList)
     .option('--repeat <n>', 'runs per client count', positiveInt('--repeat'), 3)
     .option(
@@ -268,7 +282,9 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
   }
   cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
     const all = c.opts() as Record<string, unknown>;
-    const clients = (all.threads as number[] | undefined) ?? (all.clients as number[]);
+    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined);
+    if (!clients)
+      throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
     // The runs take run's own mapping; the sweep decides clients, format and output per run.
     const inv = toRun(all, c);
     const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CompareInputError, compareSeries, factsOf, guard, type Series } from '../src/analysis/compare.ts';
+import {
+  CompareInputError,
+  compareSeries,
+  factsOf,
+  guard,
+  type Series,
+  seriesFromRuns,
+} from '../src/analysis/compare.ts';
+import type { RunResult } from '../src/metrics/run-result.ts';
 
 function series(name: string, points: Record<number, number[]>, facts: Record<string, string> = {}): Series {
   return {
@@ -164,4 +172,30 @@ test('what a run ran with: settings, limits and an open-loop rate are facts to c
     factsOf({ ...run, rate: { target: 200, shape: 'poisson' } } as typeof run)['limits.rate'],
     '200/s poisson',
   );
+});
+
+test('standalone runs pool by client count into repeats; runs that did not complete are left out', () => {
+  const run = (clients: number, qps: number, status: 'complete' | 'partial' = 'complete') =>
+    ({
+      status,
+      clients,
+      totals: { qps },
+      events: { latency_ms: { p95: 1, p99: 2 } },
+      env: { host: 'h' },
+      target: { driver: 'sqlite', url: 'sqlite:x', server_version: 'SQLite 3' },
+      workload: { name: 'select1', options: {}, args: [] },
+      limits: { time_s: 1 },
+    }) as unknown as RunResult;
+  const s = seriesFromRuns('l', 'label l', [
+    run(1, 10),
+    run(2, 20),
+    run(1, 11),
+    run(1, 5, 'partial'),
+    run(2, 21),
+  ]);
+  assert.deepEqual(s.points.get(1)?.qps, [10, 11]);
+  assert.deepEqual(s.points.get(2)?.qps, [20, 21]);
+  assert.equal(s.excluded, 1);
+  const r = compareSeries(s, [{ ...s, name: 'again' }], { metric: 'qps' });
+  assert.ok(r.warnings.some((w) => /l: 1 run that did not complete left out/.test(w)));
 });

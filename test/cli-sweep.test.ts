@@ -203,6 +203,13 @@ test('bad input: corrupt JSON, unknown label, unknown id, no common client count
   let r = await runCli(['compare', bad, bad], { cwd: dir, env });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /bad\.json:3:19: not valid JSON: Unexpected token ','\n/);
+  writeFileSync(
+    path.join(dir, 'hollow.json'),
+    '{"schema": "dbsmack/sweep@1", "points": [{"clients": 1, "runs": [{}]}]}',
+  );
+  r = await runCli(['compare', 'hollow.json', 'hollow.json'], { cwd: dir, env });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /hollow\.json: a sweep document without valid points/);
   writeFileSync(path.join(dir, 'other.json'), '{"schema": "something/else@1"}');
   r = await runCli(['compare', 'other.json', 'other.json'], { cwd: dir, env });
   assert.equal(r.code, 2);

@@ -45,11 +45,16 @@ function seriesFromDoc(file: string, doc: unknown): { series: Series; label?: st
   const schema = (doc as { schema?: unknown } | null)?.schema;
   if (schema === SWEEP_SCHEMA) {
     const s = doc as SweepResult;
-    if (
-      !Array.isArray(s.points) ||
-      s.points.some((p) => !Array.isArray(p?.runs) || typeof p.clients !== 'number')
-    ) {
-      throw new InputError(`${file}: a sweep document without valid points (each needs clients and runs)`);
+    const valid = (p: SweepResult['points'][number]): boolean =>
+      typeof p?.clients === 'number' &&
+      Array.isArray(p.runs) &&
+      p.runs.every(
+        (r) => typeof r?.qps === 'number' && typeof r.p95_ms === 'number' && typeof r.status === 'string',
+      );
+    if (!Array.isArray(s.points) || !s.points.every(valid)) {
+      throw new InputError(
+        `${file}: a sweep document without valid points (each needs clients, and runs with status, qps and p95_ms)`,
+      );
     }
     return { series: seriesFromSweep(s.label || base, source, s), label: s.label };
   }

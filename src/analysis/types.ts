@@ -43,10 +43,14 @@ export interface SweepResult {
   schema: typeof SWEEP_SCHEMA;
   label: string;
   status: RunStatus;
+  /** Why the sweep is partial (interrupted, a run stopped by errors). */
+  status_reason?: string;
   workload: RunResult['workload'];
   target: RunResult['target'];
   started_at: string;
   repeat: number;
+  /** The client counts asked for, in order (points may lack some when the sweep was interrupted). */
+  clients?: number[];
   points: SweepPoint[];
   env: RunResult['env'];
   /** Server settings read at the start (see probe/server-settings). */
@@ -55,12 +59,20 @@ export interface SweepResult {
 
 export type Verdict = 'better' | 'worse' | 'same' | 'unknown';
 
+/**
+ * Which test gave `p_value`: Mann–Whitney U (exact for small samples); Welch's t-test on the logarithms
+ * when too few repeats let the rank test reach the significance level; none with fewer than two runs a side.
+ */
+export type SignificanceTest = 'mann-whitney' | 'welch-log' | 'none';
+
 export interface CompareCell {
   /** Candidate median / base median (for latency metrics too: above 1 means slower). */
   ratio: number;
   ci_low: number;
   ci_high: number;
   p_value: number;
+  /** Which test gave `p_value` (absent in documents from before it was recorded: Mann–Whitney). */
+  test?: SignificanceTest;
   /** `same` where no significant difference is shown ("~"); `unknown` when too few repeats to tell. */
   verdict: Verdict;
   n_base: number;
@@ -81,6 +93,10 @@ export interface CompareResult {
   candidates: string[];
   rows: CompareRow[];
   warnings: string[];
+  /** Significance level the verdicts use (p below it and a CI excluding 1). */
+  alpha?: number;
+  /** Where each input came from: `label` → history label, run/sweep id or file. */
+  sources?: Record<string, string>;
   /** Settings and environment values that differ between the inputs: key → value per label. */
   differences: Record<string, Record<string, string>>;
 }

@@ -2,20 +2,23 @@
  * The dbsmack command line. One function per command lives in its own file; this one wires them into
  * commander, and turns every user error into one line on stderr and a documented exit code.
  */
-import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
 import { registerFormat } from '../report/formats.ts';
 import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
+import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
+import { registerHistory } from './history.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
-import { adminCommand, runCommand } from './run.ts';
+import { adminCommand, type RunOptions, runCommand } from './run.ts';
 import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
+import { registerSweep } from './sweep.ts';
 import {
   addSysbenchDbOptions,
   addSysbenchRunOptions,
@@ -32,6 +35,41 @@ function dbOption(): Option<'--db <url>', undefined, string> {
   return new Option('--db <url>', 'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…')
     .default(DEFAULT_URL)
     .env('DBSMACK_DB');
+}
+
+/**
+ * What `run WORKLOAD …` means: commander's options into RunOptions, and the workload's arguments. `sweep`
+ * copies run's options and calls this too, so every option mapped here works the same in a sweep: map a
+ * new option of `run` here, not in its action.
+ */
+export function runInvocation(
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+): { rest: string[]; options: RunOptions } {
+  const workload = cmd.args[0] ?? '';
+  const so = o as unknown as SysbenchRunOptions;
+  // sysbench-style --db-driver/--mysql-*/--pgsql-* options make the URL when --db is not given
+  const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
+  const reportInterval = o.reportInterval as number;
+  return {
+    // smack files take -d/-D/--allow-shell as options of their own
+    rest: [
+      ...cmd.args.slice(1),
+      ...smackWorkloadArgs(workload, o as Parameters<typeof smackWorkloadArgs>[1]),
+    ],
+    options: {
+      ...(o as unknown as RunOptions),
+      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
+      clients: (o.clients ?? o.threads) as number | undefined,
+      warmup: (o.warmupTime ?? o.warmup) as number,
+      seed: o.randSeed as number | undefined,
+      rate: ratePlan(so),
+      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
+      reportInterval: reportInterval || 1,
+      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && reportInterval > 0,
+    },
+  };
 }
 
 export function buildProgram(): Command {
@@ -111,6 +149,12 @@ export function buildProgram(): Command {
     .option('--rand-seed <n>', 'seed of the per-client random generators', nonNegativeInt('--rand-seed'))
     .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
     .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
+    // history (sweep feature): every run is recorded unless --no-history
+    .option(
+      '--history <path>',
+      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    )
+    .option('--no-history', 'do not record this run in the history')
     .option('--debug', 'print stack traces of errors')
     // --- super-smack options ---
     .addOption(dbTypeOption())
@@ -126,22 +170,9 @@ export function buildProgram(): Command {
   registerFormat('sysbench', renderSysbench);
   const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
   runCmd.action(async (workload, args, o, cmd) => {
-    const rest = [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)];
     void args;
-    const so = o as typeof o & SysbenchRunOptions;
-    const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
-    exitCode = await runCommand(workload, rest, {
-      ...o,
-      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
-      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
-      clients: o.clients ?? o.threads,
-      warmup: o.warmupTime ?? o.warmup,
-      seed: o.randSeed,
-      rate: ratePlan(so),
-      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
-      reportInterval: o.reportInterval || 1,
-      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && o.reportInterval > 0,
-    });
+    const { rest, options } = runInvocation(o, cmd);
+    exitCode = await runCommand(workload, rest, options);
   });
   // --- end of sysbench options ---
 
@@ -185,6 +216,13 @@ export function buildProgram(): Command {
   }
 
   registerGenData(program);
+  // sweeps, history and comparisons; sweep copies run's options, so it comes after run and its option blocks
+  const setExit = (code: number): void => {
+    exitCode = code;
+  };
+  registerSweep(program, setExit, runInvocation);
+  registerHistory(program, setExit);
+  registerCompare(program, setExit);
   registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)
 
   program

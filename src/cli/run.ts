@@ -18,6 +18,7 @@ import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
+import { attachServerInfo, recordRun } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
@@ -52,6 +53,8 @@ export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'conn
   rate?: RatePlan | undefined;
   percentile?: number;
   reportIntervalGiven?: boolean;
+  /** History database path, false for --no-history, undefined for the default. */
+  history?: string | boolean;
 }
 
 export interface ResolvedWorkload {
@@ -269,7 +272,9 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
+  await attachServerInfo(result, target, o.connectTimeout);
   emitResult(result, o, render, { workload: resolved.workload, classic: o.classic === true });
+  recordRun(result, o);
   return exitCodeFor(result, controller.interrupted);
 }
 

@@ -152,6 +152,13 @@ export interface RunGroup {
   output?: { before: string[]; after: string[] };
 }
 
+/** The server as it was configured for a run (read by probe/server-settings.ts). */
+export interface ServerInfo {
+  version: string;
+  /** Setting name → value as the server reports it (`SHOW VARIABLES`, `pg_settings`, `PRAGMA`). */
+  settings: Record<string, string>;
+}
+
 export interface RunResult {
   schema: typeof RUN_SCHEMA;
   status: RunStatus;
@@ -195,4 +202,6 @@ export interface RunResult {
   profile?: ProfileData;
   /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */
   server_sched?: ServerSched;
+  /** The server's version and important settings, read right after the run; absent when unreadable. */
+  server?: ServerInfo;
 }

@@ -24,7 +24,12 @@ export function startCli(
 ): { child: ChildProcess; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? tmpDir(),
-    env: { ...process.env, ...opts.env },
+    // Runs are recorded in a history: keep the tests' out of the user's data directory.
+    env: {
+      DBSMACK_HISTORY: path.join(tmpDir('dbsmack-history-'), 'history.sqlite'),
+      ...process.env,
+      ...opts.env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,0 +1,143 @@
+/**
+ * `dbsmack compare BASE CAND [CAND…]`: the ratio table per client count with significance, what differs
+ * between the inputs, and `--fail-below R` / `--fail-above R` to guard a CI pipeline.
+ */
+import type { Command } from '@commander-js/extra-typings';
+import { Option } from '@commander-js/extra-typings';
+import { CompareInputError, compareSeries, guard, type Metric } from '../analysis/compare.ts';
+import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../report/compare-text.ts';
+import { distinctNames, InputResolver } from './compare-inputs.ts';
+import { EXIT, UsageError } from './errors.ts';
+import { say, writeResultFile } from './output.ts';
+import { nonNegativeInt } from './parse.ts';
+
+/** A significant ratio crossed --fail-below / --fail-above. */
+export const EXIT_REGRESSION = 6;
+/** A ratio crossed the threshold but too few repeats to tell whether it is real. */
+export const EXIT_INCONCLUSIVE = 7;
+
+function ratioArg(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new UsageError(`${name} expects a ratio above 0 such as 0.95, got '${v}'`);
+    return n;
+  };
+}
+
+function alphaArg(v: string): number {
+  const n = Number(v);
+  if (!(n > 0 && n < 1))
+    throw new UsageError(`--alpha expects a probability between 0 and 1 such as 0.05, got '${v}'`);
+  return n;
+}
+
+interface CompareOpts {
+  metric: Metric;
+  format: string;
+  failBelow?: number;
+  failAbove?: number;
+  alpha: number;
+  seed: number;
+  out?: string;
+  history?: string | boolean;
+}
+
+function compareCommand(args: string[], o: CompareOpts): number {
+  if (args.length < 2)
+    throw new UsageError(
+      'compare needs a base and at least one candidate',
+      'dbsmack compare BASE CAND [CAND…]',
+    );
+  const renderers: Record<string, (r: ReturnType<typeof compareSeries>) => string> = {
+    text: renderCompareText,
+    markdown: renderCompareMarkdown,
+    md: renderCompareMarkdown,
+    csv: renderCompareCsv,
+    json: (r) => `${JSON.stringify(r, null, 2)}\n`,
+  };
+  const render = renderers[o.format];
+  if (!render)
+    throw new UsageError(`unknown format '${o.format}' for compare`, 'formats: text, markdown, csv, json');
+  const inputs = new InputResolver(o.history);
+  let result: ReturnType<typeof compareSeries>;
+  try {
+    const series = args.map((a) => inputs.resolve(a));
+    distinctNames(series);
+    const [base, ...cands] = series;
+    result = compareSeries(base!, cands, { metric: o.metric, alpha: o.alpha, seed: o.seed });
+  } catch (e) {
+    if (e instanceof CompareInputError)
+      throw new UsageError(e.message, 'compare sweeps that share client counts');
+    throw e;
+  } finally {
+    inputs.close();
+  }
+  if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(render(result));
+  if (o.failBelow === undefined && o.failAbove === undefined) return EXIT.ok;
+  const g = guard(result, o.failBelow, o.failAbove);
+  const limit = [
+    o.failBelow !== undefined ? `below ${o.failBelow}` : '',
+    o.failAbove !== undefined ? `above ${o.failAbove}` : '',
+  ]
+    .filter(Boolean)
+    .join(' or ');
+  if (g.failed.length > 0) {
+    say(`dbsmack: significant ratio ${limit}: ${g.failed.join('; ')}`);
+    return EXIT_REGRESSION;
+  }
+  if (g.inconclusive.length > 0) {
+    say(`dbsmack: ratio ${limit} that too few repeats cannot confirm: ${g.inconclusive.join('; ')}`);
+    return EXIT_INCONCLUSIVE;
+  }
+  return EXIT.ok;
+}
+
+/** Register `compare` on the program. */
+export function registerCompare(program: Command, setExit: (code: number) => void): void {
+  const cmd = program
+    .command('compare')
+    .description(
+      'compare candidates with a base per client count: ratio, Mann–Whitney p, bootstrap CI, verdict',
+    )
+    .argument('<inputs...>', 'BASE CAND [CAND…]: history labels, history ids, or JSON files (run or sweep)')
+    .addOption(
+      new Option('--metric <m>', 'what to compare')
+        .choices(['qps', 'p95', 'p99'] as const)
+        .default('qps' as const),
+    )
+    .option('--format <fmt>', 'text, markdown, csv or json (dbsmack/compare@1)', 'text')
+    .option(
+      '--fail-below <r>',
+      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio below R (${EXIT_INCONCLUSIVE}: below R, but one run a side cannot tell)`,
+      ratioArg('--fail-below'),
+    )
+    .option(
+      '--fail-above <r>',
+      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio above R, for latency (${EXIT_INCONCLUSIVE} as above)`,
+      ratioArg('--fail-above'),
+    )
+    .option('--alpha <a>', 'significance level', alphaArg, 0.05)
+    .option('--seed <n>', 'seed of the bootstrap', nonNegativeInt('--seed'), 1)
+    .option('-o, --out <file>', 'also write the comparison JSON to FILE')
+    .option(
+      '--history <path>',
+      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    )
+    .option('--debug', 'print stack traces of errors');
+  cmd.action((inputs, o) => {
+    setExit(
+      compareCommand(inputs, {
+        metric: o.metric,
+        format: o.format,
+        alpha: o.alpha,
+        seed: o.seed,
+        ...(o.failBelow !== undefined ? { failBelow: o.failBelow } : {}),
+        ...(o.failAbove !== undefined ? { failAbove: o.failAbove } : {}),
+        ...(o.out !== undefined ? { out: o.out } : {}),
+        ...(o.history !== undefined ? { history: o.history } : {}),
+      }),
+    );
+  });
+}

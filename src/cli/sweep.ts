@@ -1,0 +1,305 @@
+/**
+ * `dbsmack sweep WORKLOAD --clients 1,2,4 --repeat N`: runs every client count N times, one run after the
+ * other through the same `runOnce` as `run`, and saves each run the moment it finishes (history and
+ * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
+ * (copied from the run command), so options added to `run` later work in sweeps without changes here.
+ */
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
+import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
+import type { SweepResult, SweepRun } from '../analysis/types.ts';
+import type { Target } from '../driver/types.ts';
+import { parseTarget } from '../driver/url.ts';
+import { defaultWorkers } from '../engine/engine.ts';
+import { RunController } from '../engine/run-once.ts';
+import type { IntervalPoint } from '../metrics/run-result.ts';
+import { renderSweepText } from '../report/sweep-text.ts';
+import { renderIntervalLine } from '../report/text.ts';
+import { EXIT, UsageError } from './errors.ts';
+import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
+import { say, writeResultFile } from './output.ts';
+import { positiveInt, seconds } from './parse.ts';
+import {
+  installSignals,
+  planFrom,
+  type ResolvedWorkload,
+  type RunOptions,
+  resolveWorkload,
+  runWithErrors,
+} from './run.ts';
+
+/** Options of `run` that sweep defines its own way. */
+const OWN = new Set(['--clients', '--threads', '--format', '--out', '--label', '--history', '--no-history']);
+
+/** Parse `1,2,4,8`: positive integers, duplicates dropped, order kept. */
+export function parseClientList(v: string): number[] {
+  const parts = v.split(',').map((s) => s.trim());
+  const out: number[] = [];
+  for (const p of parts) {
+    if (!/^\d+$/.test(p) || Number(p) < 1)
+      throw new UsageError(`--clients expects a list like 1,2,4,8, got '${v}'`);
+    if (!out.includes(Number(p))) out.push(Number(p));
+  }
+  return out;
+}
+
+interface SweepOptions {
+  clients: number[];
+  repeat: number;
+  interleave: boolean;
+  label?: string;
+  out?: string;
+  format: string;
+  history?: string | boolean;
+  pause: number;
+  quiet?: boolean;
+  progress?: boolean;
+}
+
+/** The order of the runs: client counts in turn for each repeat (`--interleave`), or all repeats of one count together. */
+export function schedule(
+  clients: number[],
+  repeat: number,
+  interleave: boolean,
+): { clients: number; repeat: number }[] {
+  const out: { clients: number; repeat: number }[] = [];
+  if (interleave)
+    for (let r = 1; r <= repeat; r++) for (const c of clients) out.push({ clients: c, repeat: r });
+  else for (const c of clients) for (let r = 1; r <= repeat; r++) out.push({ clients: c, repeat: r });
+  return out;
+}
+
+/**
+ * The target, as `run` chooses it: `--db`, unless a workload that names its own target (a smack file's
+ * client blocks, through an optional `defaultTarget()`) runs without `--db`.
+ */
+function targetFor(run: RunOptions, resolved: ResolvedWorkload): Target {
+  const own = (resolved.workload as { defaultTarget?: () => Target }).defaultTarget;
+  return !run.dbGiven && typeof own === 'function' ? own.call(resolved.workload) : parseTarget(run.db);
+}
+
+const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
+
+async function sweepCommand(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  o: SweepOptions,
+): Promise<number> {
+  if (o.format !== 'text' && o.format !== 'json') {
+    throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
+  }
+  // A smack file takes its client count as $1: compile it once per client count.
+  const smack = isSmack(arg);
+  const perClients = new Map<number, ResolvedWorkload>();
+  const common = smack ? undefined : await resolveWorkload(arg, rest);
+  const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
+    if (common) return common;
+    let w = perClients.get(c);
+    if (!w) {
+      w = await resolveWorkload(arg, [String(c), ...rest]);
+      perClients.set(c, w);
+    }
+    return w;
+  };
+  // Resolve every client count up front, so that a bad workload or option fails before the first run.
+  for (const c of o.clients) await workloadFor(c);
+  const resolved = await workloadFor(o.clients[0] as number);
+  const target = targetFor(run, resolved);
+  if (o.out) checkWritable(o.out);
+  let history = openHistoryForWrite(o.history);
+  const label =
+    o.label ??
+    `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+  const order = schedule(o.clients, o.repeat, o.interleave);
+  const controller = new RunController();
+  const uninstall = installSignals(() => controller.stop());
+  const done: { clients: number; run: SweepRun }[] = [];
+  const startedAt = new Date().toISOString();
+  let sweepId: number | undefined;
+  let doc: SweepResult | undefined;
+  let settings: Record<string, string> | undefined;
+  let stopReason: string | undefined;
+  let outFailed = false;
+  /**
+   * Rebuild the document from every run so far, store the newest run (history first: it gives the run
+   * its id) and rewrite --out. Losing the history or the file mid-sweep warns once and the sweep goes on:
+   * the other copy, and the runs still to come, are worth more than stopping.
+   */
+  const persist = (finished: boolean, newest?: { result: SweepRun['result']; repeat: number }): void => {
+    if (done.length === 0) return;
+    doc = buildSweep(
+      {
+        label,
+        repeat: o.repeat,
+        clients: o.clients,
+        started_at: startedAt,
+        finished,
+        ...(settings ? { server_settings: settings } : {}),
+        ...(stopReason ? { reason: stopReason } : {}),
+      },
+      done,
+    );
+    if (history) {
+      try {
+        if (newest) sweepId = history.addSweepRun(sweepId, doc, newest.result, newest.repeat).sweepId;
+        else if (sweepId !== undefined) history.updateSweep(sweepId, doc);
+      } catch (e) {
+        say(
+          `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
+        );
+        history.close();
+        history = undefined;
+      }
+    }
+    if (o.out && !outFailed) {
+      try {
+        writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
+      } catch (e) {
+        outFailed = true;
+        say(`dbsmack: warning: cannot write ${o.out}, going on without it: ${(e as Error).message}`);
+      }
+    }
+  };
+  if (!o.quiet)
+    say(
+      `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}`,
+    );
+  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
+  try {
+    for (const [i, step] of order.entries()) {
+      if (controller.interrupted) break;
+      const w = await workloadFor(step.clients);
+      const plan = planFrom({ ...run, clients: step.clients }, target, w);
+      const result = await runWithErrors({
+        plan,
+        workload: w.workload,
+        options: w.options,
+        workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
+        label,
+        ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
+        log: say,
+        controller,
+      });
+      if (result === undefined) break;
+      await attachServerInfo(result, target, run.connectTimeout);
+      settings ??= result.server?.settings;
+      const sr = summarizeRun(result, step.repeat);
+      done.push({ clients: step.clients, run: sr });
+      if (result.status !== 'complete' && !controller.interrupted) {
+        stopReason =
+          `run ${i + 1} (${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
+      } else if (controller.interrupted) stopReason = 'interrupted';
+      persist(false, { result, repeat: step.repeat });
+      if (!o.quiet) {
+        const stall =
+          sr.stalls.length > 0 ? `, STALLED at ${sr.stalls.map(([a, b]) => `${a}–${b} s`).join(', ')}` : '';
+        say(
+          `dbsmack: [${i + 1}/${order.length}] ${step.clients} clients, repeat ${step.repeat}: ${sr.qps.toFixed(1)} q/s, ` +
+            `p95 ${sr.p95_ms.toFixed(3)} ms, ${result.status}${stall}`,
+        );
+      }
+      if (stopReason) break;
+      if (o.pause > 0 && i < order.length - 1) await new Promise((r) => setTimeout(r, o.pause * 1000));
+    }
+  } catch (e) {
+    stopReason = `stopped by an error: ${(e as Error).message}`;
+    persist(false);
+    history?.close();
+    throw e;
+  } finally {
+    uninstall();
+  }
+  const finished = done.length === order.length && !controller.interrupted;
+  if (controller.interrupted) stopReason = 'interrupted';
+  persist(finished);
+  const recordedIn = history?.path;
+  history?.close();
+  if (doc === undefined) {
+    say('dbsmack: interrupted before the first run finished; nothing was measured');
+    return EXIT.interrupted;
+  }
+  if (!(o.quiet && o.out)) {
+    process.stdout.write(
+      o.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderSweepText(doc, sweepId),
+    );
+  }
+  if (recordedIn && sweepId !== undefined && !o.quiet)
+    say(`dbsmack: recorded as sweep ${sweepId} in ${recordedIn}`);
+  if (controller.interrupted) return EXIT.interrupted;
+  return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
+}
+
+/** Fail before the first run, not after it, when --out cannot be written. */
+function checkWritable(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    throw new UsageError(
+      `cannot write --out ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : 'directory not writable'} (${dir})`,
+    );
+  }
+}
+
+/** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */
+export type RunInvocation = (
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+) => { rest: string[]; options: RunOptions };
+
+/**
+ * Register `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
+ * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them.
+ */
+export function registerSweep(program: Command, setExit: (code: number) => void, toRun: RunInvocation): void {
+  const runCmd = program.commands.find((c) => c.name() === 'run');
+  const cmd = program
+    .command('sweep')
+    .description(
+      'run a workload at each of several client counts, several times each; judge stability; record every run',
+    )
+    .argument(
+      '<workload>',
+      'built-in workload name or workload file (a smack file gets the client count as $1)',
+    )
+    .argument('[args...]', 'workload options (--name value), options of run, and positional arguments')
+    .option('-c, --clients <list>', 'client counts, e.g. 1,2,4,8,16,32,64,128 (required)', parseClientList)
+    .option('--threads <list>', 'alias of --clients (sysbench)', parseClientList)
+    .option('--repeat <n>', 'runs per client count', positiveInt('--repeat'), 3)
+    .option(
+      '--interleave',
+      'run the client counts in turn for each repeat, so that drift spreads over all of them',
+    )
+    .option('--pause <s>', 'seconds to wait between runs', seconds('--pause'), 0)
+    .option('--label <name>', 'label of the sweep and its runs in the history (default WORKLOAD-DATE-TIME)')
+    .option('-o, --out <file>', 'write the sweep JSON (dbsmack/sweep@1) to FILE, rewritten after every run')
+    .option('--format <fmt>', 'what to print on stdout at the end: text or json', 'text');
+  addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
+  for (const opt of runCmd?.options ?? []) {
+    if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
+  }
+  cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
+    const all = c.opts() as Record<string, unknown>;
+    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined);
+    if (!clients)
+      throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
+    // The runs take run's own mapping; the sweep decides clients, format and output per run.
+    const inv = toRun(all, c);
+    const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
+    const code = await sweepCommand(workload, inv.rest, run, {
+      clients,
+      repeat: all.repeat as number,
+      interleave: all.interleave === true,
+      format: all.format as string,
+      pause: all.pause as number,
+      ...(all.label !== undefined ? { label: all.label as string } : {}),
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+      ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
+    });
+    setExit(code);
+  });
+}

@@ -61,10 +61,7 @@ test('usage errors exit 2 with one line', async () => {
     ],
     [['run', 'nosuch'], /^dbsmack: unknown workload 'nosuch'/],
     [['run', 'select1', '--clients', '0'], /^dbsmack: --clients expects a positive integer, got '0'/],
-    [
-      ['run', 'select1', '--time', 'soon'],
-      /^dbsmack: --time expects a number of seconds above 0, got 'soon'/,
-    ],
+    [['run', 'select1', '--time', 'soon'], /^dbsmack: --time expects a number of seconds, got 'soon'/],
     [
       ['run', 'select1', '--db', `mysql://u:${PASSWORD}@h:port/db`],
       /^dbsmack: malformed database URL 'mysql:\/\/u:\*\*\*@h:port\/db'/,

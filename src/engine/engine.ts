@@ -65,6 +65,8 @@ export interface EngineOutcome {
 export interface EngineHooks {
   /** An interval is complete (all workers reported it). */
   onInterval?(point: IntervalPoint): void;
+  /** Every worker has stopped measuring; the clients' connections are still open until this settles. */
+  onMeasureEnd?(): Promise<void> | void;
   /** Connections are up; the run starts when the returned promise settles. */
   onStart?(info: {
     serverVersion: string;
@@ -150,6 +152,18 @@ export class Engine {
     const sessionIds: number[] = [];
     let serverVersion = '';
     let ready = 0;
+    let measuredCount = 0;
+    /** When every worker has stopped measuring, let the probes look once more, then release the workers. */
+    const markMeasured = (): void => {
+      measuredCount++;
+      if (measuredCount !== n) return;
+      void Promise.resolve()
+        .then(() => this.hooks.onMeasureEnd?.())
+        .catch(() => {})
+        .then(() => {
+          for (const wk of workers) wk.postMessage({ type: 'release' });
+        });
+    };
     let startFail: FailMessage | undefined;
     let fatal: SerializedDbError | undefined;
     const warm = { elapsedUs: 0, events: 0, queries: 0 };
@@ -300,6 +314,9 @@ export class Engine {
               emitComplete(false);
               break;
             }
+            case 'measured':
+              markMeasured();
+              break;
             case 'done': {
               const acc = interval(m.last.idx);
               acc.snap.push(m.last);
@@ -331,6 +348,7 @@ export class Engine {
             done[i] = true;
             lastIdx[i] = Number.POSITIVE_INFINITY;
             fatal ??= startFail.error;
+            markMeasured();
             Atomics.store(this.ctrl, CTRL_STOP, 1);
           }
           notify();

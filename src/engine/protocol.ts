@@ -63,7 +63,14 @@ export interface StartMessage {
   endAt: number;
 }
 
-export type ToWorker = InitMessage | StartMessage | { type: 'close' };
+/** `release`: the engine has seen every worker stop measuring; clients may now close their connections. */
+export type ToWorker = InitMessage | StartMessage | { type: 'release' } | { type: 'close' };
+
+/** A worker has stopped measuring; its connections stay open until the engine releases it. */
+export interface MeasuredMessage {
+  type: 'measured';
+  workerIndex: number;
+}
 
 export interface TypeSnapshot {
   name: string;
@@ -147,4 +154,4 @@ export interface FailMessage {
   clientId?: number;
 }
 
-export type FromWorker = ReadyMessage | IntervalMessage | DoneMessage | FailMessage;
+export type FromWorker = ReadyMessage | IntervalMessage | MeasuredMessage | DoneMessage | FailMessage;

@@ -28,6 +28,8 @@ export interface ProbeStartInfo {
 export interface RunProbe {
   readonly key: string;
   start(info: ProbeStartInfo): Promise<void> | void;
+  /** The measured part just ended; the run's own connections are still open (a last server-side sample). */
+  measured?(): Promise<void> | void;
   /** The measured part is over (or the run failed: `result` undefined); return what to store. */
   stop(result: RunResult | undefined): Promise<unknown> | unknown;
 }
@@ -92,6 +94,9 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
     ...(input.onInterval ? { onInterval: input.onInterval } : {}),
+    onMeasureEnd: async () => {
+      for (const p of started) await p.measured?.();
+    },
     onStart: async (info) => {
       for (const p of probes) {
         await p.start({

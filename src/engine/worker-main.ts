@@ -36,8 +36,13 @@ let init: InitMessage | undefined;
 port.on('message', (m: ToWorker) => {
   if (m.type === 'init') void onInit(m);
   else if (m.type === 'start') void onStart(m);
+  else if (m.type === 'release') release?.();
   else if (m.type === 'close') port.close();
 });
+
+let release: (() => void) | undefined;
+/** How long a worker keeps its connections open after measuring when the engine does not answer. */
+const RELEASE_TIMEOUT_MS = 10_000;
 
 async function onInit(m: InitMessage): Promise<void> {
   init = m;
@@ -192,6 +197,14 @@ async function onStart(m: StartMessage): Promise<void> {
   if (s.rate !== undefined && s.fatal === undefined && Number.isFinite(s.endAt) && end >= s.endAt) {
     done.dropped = s.rate.backlog(s.endAt) + s.rateDropped;
   }
+  // Keep the connections open until the engine says so: probes take their last server-side samples of the
+  // run's own sessions, which vanish from the server when the clients disconnect.
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+    setTimeout(resolve, RELEASE_TIMEOUT_MS).unref();
+  });
+  send({ type: 'measured', workerIndex: s.workerIndex });
+  await released;
   await Promise.all(clients.map((c) => c.close()));
   s.recorder.destroy();
   send(done);

@@ -85,12 +85,26 @@ export class ProfileProbe implements RunProbe {
     if (delay === 0) await this.baseline;
   }
 
-  async stop(result: RunResult | undefined): Promise<ProfileData> {
+  /** The measured part is over and the run's connections are still open: the last samples of them. */
+  async measured(): Promise<void> {
     await this.baseline?.catch(() => {});
+    await this.stopSampling();
+    await Promise.all([
+      this.threads?.sample().catch((e: unknown) => this.failed('server threads', e)),
+      this.locks?.sample().catch((e: unknown) => this.failed('thread lock waits', e)),
+    ]);
+  }
+
+  private async stopSampling(): Promise<void> {
     this.sampling = false;
     if (this.threadTimer) clearTimeout(this.threadTimer);
     this.threadTimer = undefined;
     await this.threadInFlight?.catch(() => {});
+  }
+
+  async stop(result: RunResult | undefined): Promise<ProfileData> {
+    await this.baseline?.catch(() => {});
+    await this.stopSampling();
     const elapsed = Number(process.hrtime.bigint() - this.t0) / 1e9;
     const data: ProfileData = { elapsed_s: round(elapsed, 3), notes: [] };
     let waits: WaitProfile | undefined;

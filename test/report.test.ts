@@ -146,7 +146,8 @@ test('dbsmack report writes HTML, SVG, PNG and Markdown that agree', async () =>
   const compare = readJson<{
     rows: { clients: number; candidates: Record<string, { ratio: number; verdict: string }> }[];
   }>('compare-qps.json');
-  const marks: Record<string, string> = { better: '▲', worse: '▼', same: '~', unknown: '?' };
+  // the marks of `dbsmack compare`
+  const marks: Record<string, string> = { better: '+', worse: '-', same: '~', unknown: '?' };
   for (const row of compare.rows) {
     const c = row.candidates.postgres!;
     const cell = `${c.ratio.toFixed(2)} ${marks[c.verdict]}`;
@@ -241,9 +242,9 @@ test('findJsonFault points at the first error', () => {
   assert.equal(findJsonFault('{} x')?.offset, 3);
 });
 
-test('probe data (a wait profile, thread statistics) is shown generically: tables, and bars for lists', async () => {
+test('probe data of a shape the report does not know is shown generically: tables, and bars for lists', async () => {
   const run = readJson<RunResult>('run-stall.json');
-  const profile = {
+  const custom = {
     source: 'performance_schema',
     waits: [
       { event: 'wait/synch/mutex/sql/LOCK_open', count: 4512, wait_ms: 812.5 },
@@ -252,14 +253,14 @@ test('probe data (a wait profile, thread statistics) is shown generically: table
     threads: { voluntary_ctxsw: 10234, involuntary_ctxsw: 88 },
   };
   // A probe's data of a shape the report does not know: shown generically.
-  const doc = { ...run, label: 'profiled', profile } as unknown as RunResult;
+  const doc = { ...run, label: 'profiled', custom_probe: custom } as unknown as RunResult;
   const m = buildReportModel({ inputs: [{ kind: 'run', source: 'p.json', doc }], skipped: [] });
   assert.deepEqual(
     m.probes.map((p) => p.key),
-    ['profile'],
+    ['custom_probe'],
   );
   const specs = reportCharts(m);
-  const bars = specs.find((c) => c.id === 'probe-profiled-profile-waits');
+  const bars = specs.find((c) => c.id === 'probe-profiled-custom-probe-waits');
   assert.ok(bars, specs.map((c) => c.id).join(', '));
   const rendered = await renderCharts(specs);
   const page = renderHtml(m, rendered);
@@ -269,13 +270,14 @@ test('probe data (a wait profile, thread statistics) is shown generically: table
     'the waits table',
   );
   has('<td>voluntary_ctxsw</td><td class="n">10,234</td>', 'the thread statistics');
-  has('<figure id="probe-profiled-profile-waits"', 'the bars of the waits');
-  has('>wait_ms</text>', 'the bars are sized by the wait time, titled with its unit');
+  has('<figure id="probe-profiled-custom-probe-waits"', 'the bars of the waits');
+  has('>wait (ms)</text>', 'the bars are sized by the wait time, titled with its unit');
   assert.ok(!page.includes('Not measured in these runs'));
 });
 
 test('a sweep run flagged as an outlier is marked on the throughput chart', async () => {
   const sweep = readJson<SweepResult>('sweep-postgres.json');
+  for (const p of sweep.points) for (const r of p.runs) r.outlier = false;
   sweep.points[1]!.runs[0]!.outlier = true;
   const m = buildReportModel({ inputs: [{ kind: 'sweep', source: 's.json', doc: sweep }], skipped: [] });
   const chart = throughputChart(m)!;

@@ -5,6 +5,8 @@
  * they were loaded (history label, run id, JSON file).
  */
 import type { RunResult } from '../metrics/run-result.ts';
+import type { ServerSched } from '../probe/profile-types.ts';
+import { describeSched } from '../report/profile.ts';
 import { bootstrapRatioOfMedians } from './bootstrap.ts';
 import { mannWhitney, minimumP } from './mann-whitney.ts';
 import { median } from './stats.ts';
@@ -65,6 +67,8 @@ export function factsOf(
   const rate = (r as { rate?: { target?: unknown; shape?: unknown } }).rate;
   out['limits.rate'] =
     rate?.target !== undefined ? `${String(rate.target)}/s ${String(rate.shape ?? '')}`.trim() : 'none';
+  // A scheduling experiment (--server-nice, --server-policy …) is what a reader compares against a baseline.
+  out['server.scheduling'] = describeSched((r as { server_sched?: ServerSched }).server_sched);
   flatten('env.', r.env as unknown as Record<string, unknown>, out);
   return out;
 }

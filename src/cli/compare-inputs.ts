@@ -9,6 +9,7 @@ import path from 'node:path';
 import { type Series, seriesFromRuns, seriesFromSweep } from '../analysis/compare.ts';
 import { COMPARE_SCHEMA, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
+import type { LabelledResult } from '../report/profile.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
 import { InputError, UsageError } from './errors.ts';
@@ -39,7 +40,22 @@ export function readJsonFile(file: string): unknown {
 const isRun = (x: unknown): x is RunResult =>
   typeof x === 'object' && x !== null && (x as { schema?: unknown }).schema === RUN_SCHEMA;
 
-function seriesFromDoc(file: string, doc: unknown): { series: Series; label?: string } {
+/**
+ * What one argument names, as documents: a sweep, or runs pooled by client count. `compare` turns it into a
+ * `Series`; `report` draws the documents themselves.
+ */
+export type LoadedInput =
+  | { kind: 'sweep'; name: string; source: string; doc: SweepResult }
+  | { kind: 'runs'; name: string; source: string; docs: RunResult[] };
+
+/** The `Series` compare computes on, from a loaded input. */
+export function seriesOf(l: LoadedInput): Series {
+  return l.kind === 'sweep'
+    ? seriesFromSweep(l.name, l.source, l.doc)
+    : seriesFromRuns(l.name, l.source, l.docs);
+}
+
+function loadDoc(file: string, doc: unknown): LoadedInput {
   const base = path.basename(file);
   const source = `file ${file}`;
   const schema = (doc as { schema?: unknown } | null)?.schema;
@@ -56,19 +72,16 @@ function seriesFromDoc(file: string, doc: unknown): { series: Series; label?: st
         `${file}: a sweep document without valid points (each needs clients, and runs with status, qps and p95_ms)`,
       );
     }
-    return { series: seriesFromSweep(s.label || base, source, s), label: s.label };
+    return { kind: 'sweep', name: s.label || base, source, doc: s };
   }
   if (isRun(doc)) {
     if (typeof doc.clients !== 'number' || typeof doc.totals?.qps !== 'number') {
       throw new InputError(`${file}: a run document without clients or totals`);
     }
-    return {
-      series: seriesFromRuns(doc.label ?? base, source, [doc]),
-      ...(doc.label ? { label: doc.label } : {}),
-    };
+    return { kind: 'runs', name: doc.label ?? base, source, docs: [doc] };
   }
   if (Array.isArray(doc) && doc.length > 0 && doc.every(isRun)) {
-    return { series: seriesFromRuns(doc[0]?.label ?? base, source, doc) };
+    return { kind: 'runs', name: doc[0]?.label ?? base, source, docs: doc };
   }
   if (schema === COMPARE_SCHEMA) {
     throw new InputError(`${file} is a comparison (${COMPARE_SCHEMA}); compare runs or sweeps instead`);
@@ -77,6 +90,12 @@ function seriesFromDoc(file: string, doc: unknown): { series: Series; label?: st
     `${file} is not a dbsmack run or sweep (schema ${schema === undefined ? 'missing' : JSON.stringify(schema)})`,
     `expected "${RUN_SCHEMA}", "${SWEEP_SCHEMA}", or an array of runs`,
   );
+}
+
+/** Whether compare and report take ARG for a file rather than a history id or label. */
+export function isFileArgument(arg: string): boolean {
+  const isFile = existsSync(arg) && statSync(arg).isFile();
+  return isFile || (/\.json$/i.test(arg) && !arg.startsWith('label:'));
 }
 
 /** Loads inputs, opening the history only when an argument needs it. */
@@ -104,11 +123,16 @@ export class InputResolver {
     this.history?.close();
   }
 
+  /** Resolve an argument to the series compare computes on. */
   resolve(arg: string): Series {
-    const isFile = existsSync(arg) && statSync(arg).isFile();
-    if (isFile || (/\.json$/i.test(arg) && !arg.startsWith('label:'))) {
-      if (!isFile) throw new InputError(`no such file: ${arg}`);
-      return seriesFromDoc(arg, readJsonFile(arg)).series;
+    return seriesOf(this.load(arg));
+  }
+
+  /** Resolve an argument to its documents: a file, a history id, or a history label. */
+  load(arg: string): LoadedInput {
+    if (isFileArgument(arg)) {
+      if (!(existsSync(arg) && statSync(arg).isFile())) throw new InputError(`no such file: ${arg}`);
+      return loadDoc(arg, readJsonFile(arg));
     }
     if (/^\d+$/.test(arg)) {
       const h = this.openHistory(arg);
@@ -120,17 +144,27 @@ export class InputResolver {
           'see dbsmack history --all',
         );
       const name = `${e.label ?? e.kind}#${id}`;
-      if (e.kind === 'sweep') return seriesFromSweep(name, `sweep ${id}`, h.sweep(id)!);
-      return seriesFromRuns(name, `run ${id}`, [h.run(id)!]);
+      if (e.kind === 'sweep') return { kind: 'sweep', name, source: `sweep ${id}`, doc: h.sweep(id)! };
+      return { kind: 'runs', name, source: `run ${id}`, docs: [h.run(id)!] };
     }
     const label = arg.startsWith('label:') ? arg.slice(6) : arg;
     const h = this.openHistory(arg);
     const sweepId = h.latestSweepWithLabel(label);
     if (sweepId !== undefined)
-      return seriesFromSweep(label, `label ${label}: sweep ${sweepId}`, h.sweep(sweepId)!);
+      return {
+        kind: 'sweep',
+        name: label,
+        source: `label ${label}: sweep ${sweepId}`,
+        doc: h.sweep(sweepId)!,
+      };
     const runs = h.runsWithLabel(label);
     if (runs.length > 0)
-      return seriesFromRuns(label, `label ${label}: ${runs.length} run${runs.length > 1 ? 's' : ''}`, runs);
+      return {
+        kind: 'runs',
+        name: label,
+        source: `label ${label}: ${runs.length} run${runs.length > 1 ? 's' : ''}`,
+        docs: runs,
+      };
     const known = h.labels();
     throw new InputError(
       `no label '${label}' in the history ${h.path}, and no such file`,
@@ -149,4 +183,27 @@ export function distinctNames(series: Series[]): void {
     seen.set(s.name, n);
     if (n > 1) s.name = `${s.name} (${n})`;
   }
+}
+
+/**
+ * The run that stands for each input in the side-by-side profile table: at the highest client count all
+ * inputs share, the complete run with the median throughput (its profile is the one typical of the input).
+ */
+export function representativeRuns(
+  loaded: readonly LoadedInput[],
+  names: readonly string[],
+): LabelledResult[] {
+  const runsOf = (l: LoadedInput): RunResult[] =>
+    (l.kind === 'sweep' ? l.doc.points.flatMap((p) => p.runs.map((r) => r.result)) : l.docs).filter(
+      (r): r is RunResult => r !== undefined && r !== null && r.status === 'complete',
+    );
+  const all = loaded.map(runsOf);
+  const counts = all.map((rs) => new Set(rs.map((r) => r.clients)));
+  const common = [...(counts[0] ?? [])].filter((c) => counts.every((s) => s.has(c)));
+  if (common.length === 0) return [];
+  const top = Math.max(...common);
+  return all.map((rs, i) => {
+    const at = rs.filter((r) => r.clients === top).sort((a, b) => a.totals.qps - b.totals.qps);
+    return { label: names[i] ?? loaded[i]!.name, result: at[(at.length - 1) >> 1]! };
+  });
 }

@@ -6,7 +6,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { Option } from '@commander-js/extra-typings';
 import { CompareInputError, compareSeries, guard, type Metric } from '../analysis/compare.ts';
 import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../report/compare-text.ts';
-import { distinctNames, InputResolver } from './compare-inputs.ts';
+import { type LabelledResult, type ProfiledResult, renderProfileComparison } from '../report/profile.ts';
+import { distinctNames, InputResolver, representativeRuns, seriesOf } from './compare-inputs.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { say, writeResultFile } from './output.ts';
 import { nonNegativeInt } from './parse.ts';
@@ -61,11 +62,19 @@ function compareCommand(args: string[], o: CompareOpts): number {
     throw new UsageError(`unknown format '${o.format}' for compare`, 'formats: text, markdown, csv, json');
   const inputs = new InputResolver(o.history);
   let result: ReturnType<typeof compareSeries>;
+  let profiles: string | undefined;
   try {
-    const series = args.map((a) => inputs.resolve(a));
+    const loaded = args.map((a) => inputs.load(a));
+    const series = loaded.map(seriesOf);
     distinctNames(series);
     const [base, ...cands] = series;
     result = compareSeries(base!, cands, { metric: o.metric, alpha: o.alpha, seed: o.seed });
+    profiles = profileSideBySide(
+      representativeRuns(
+        loaded,
+        series.map((s) => s.name),
+      ),
+    );
   } catch (e) {
     if (e instanceof CompareInputError)
       throw new UsageError(e.message, 'compare sweeps that share client counts');
@@ -75,6 +84,9 @@ function compareCommand(args: string[], o: CompareOpts): number {
   }
   if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(render(result));
+  if (profiles && o.format === 'text') process.stdout.write(`\n${profiles}`);
+  else if (profiles && (o.format === 'markdown' || o.format === 'md'))
+    process.stdout.write(`\n\`\`\`\n${profiles}\`\`\`\n`);
   if (o.failBelow === undefined && o.failAbove === undefined) return EXIT.ok;
   const g = guard(result, o.failBelow, o.failAbove);
   const limit = [
@@ -92,6 +104,20 @@ function compareCommand(args: string[], o: CompareOpts): number {
     return EXIT_INCONCLUSIVE;
   }
   return EXIT.ok;
+}
+
+/**
+ * The wait profiles and thread statistics of the compared inputs side by side (one representative run
+ * each, at the highest common client count), when any of them was profiled or ran a scheduling experiment.
+ */
+function profileSideBySide(runs: LabelledResult[]): string | undefined {
+  const profiled = runs.some((r) => {
+    const p = r.result as ProfiledResult;
+    return p.profile !== undefined || p.server_sched !== undefined;
+  });
+  if (!profiled) return undefined;
+  const clients = runs[0]?.result.clients ?? 0;
+  return `profiles side by side (one median run each at ${clients} client${clients === 1 ? '' : 's'}):\n${renderProfileComparison(runs)}`;
 }
 
 /** Register `compare` on the program. */

@@ -5,7 +5,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from '@commander-js/extra-typings';
+import { type Command, Option } from '@commander-js/extra-typings';
+import type { Metric } from '../analysis/compare.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import { reportCharts } from '../report/charts.ts';
 import { renderHtml } from '../report/html.ts';
@@ -23,6 +24,8 @@ export interface ReportOptions {
   png?: string;
   markdown?: string;
   title?: string;
+  history?: string | boolean;
+  metric?: Metric;
 }
 
 function writeOut(file: string, content: string | Buffer): void {
@@ -50,11 +53,14 @@ export async function reportCommand(args: readonly string[], o: ReportOptions): 
   if (!o.html && !o.svg && !o.png && !o.markdown) {
     throw new UsageError('nothing to write', 'give --html FILE, --markdown FILE, --svg DIR and/or --png DIR');
   }
-  const resolved = await resolveReportInputs(args);
+  const resolved = await resolveReportInputs(args, {
+    ...(o.history !== undefined ? { history: o.history } : {}),
+    ...(o.metric !== undefined ? { metric: o.metric } : {}),
+  });
   if (resolved.inputs.length === 0) {
     throw new InputError(
       `no input can be shown: ${resolved.skipped.map((s) => `${s.source}: ${s.reason}`).join('; ')}`,
-      'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`',
+      'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`, a history id or a label',
     );
   }
   const model = buildReportModel(resolved);
@@ -99,18 +105,25 @@ export async function reportCommand(args: readonly string[], o: ReportOptions): 
 export function registerReport(program: Command): void {
   program
     .command('report')
-    .description(
-      'draw charts and tables from run, sweep and compare JSON files into HTML, Markdown, SVG or PNG',
-    )
+    .description('draw charts and tables from runs, sweeps and comparisons into HTML, Markdown, SVG or PNG')
     .argument(
       '<inputs...>',
-      'JSON files written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',
+      'history labels, history ids (as compare takes them), or JSON files of run, sweep or compare; with two or more labels the first is the base of the ratio table',
     )
     .option('--html <file>', 'write one self-contained HTML page (offline, no JavaScript needed)')
     .option('--svg <dir>', 'write each chart as DIR/CHART.svg')
     .option('--png <dir>', 'write each chart as DIR/CHART.png')
     .option('--markdown <file>', 'write the tables as Markdown with links to the chart images')
     .option('--title <text>', 'title of the report (default: workload and labels)')
+    .addOption(
+      new Option('--metric <m>', 'what the computed ratio table compares (as compare --metric)')
+        .choices(['qps', 'p95', 'p99'] as const)
+        .default('qps' as const),
+    )
+    .option(
+      '--history <path>',
+      'history database to look ids and labels up in (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    )
     .option('--debug', 'print stack traces of errors')
     .action(async (inputs, o) => {
       await reportCommand(inputs, o);

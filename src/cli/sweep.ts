@@ -9,17 +9,20 @@ import path from 'node:path';
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
+import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { defaultWorkers } from '../engine/engine.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
+import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
+import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
-import { renderIntervalLine } from '../report/text.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
+import { profileProbesFrom } from './profile-options.ts';
 import {
   installSignals,
   planFrom,
@@ -113,6 +116,8 @@ async function sweepCommand(
     o.label ??
     `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
   const order = schedule(o.clients, o.repeat, o.interleave);
+  // One set of probes serves every run: --profile and the scheduling options apply to each run alike.
+  const probes = profileProbesFrom(run);
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   const done: { clients: number; run: SweepRun }[] = [];
@@ -146,7 +151,7 @@ async function sweepCommand(
         if (newest) sweepId = history.addSweepRun(sweepId, doc, newest.result, newest.repeat).sweepId;
         else if (sweepId !== undefined) history.updateSweep(sweepId, doc);
       } catch (e) {
-        say(
+        log(
           `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
         );
         history.close();
@@ -158,7 +163,7 @@ async function sweepCommand(
         writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
       } catch (e) {
         outFailed = true;
-        say(`dbsmack: warning: cannot write ${o.out}, going on without it: ${(e as Error).message}`);
+        log(`dbsmack: warning: cannot write ${o.out}, going on without it: ${(e as Error).message}`);
       }
     }
   };
@@ -166,22 +171,41 @@ async function sweepCommand(
     say(
       `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}`,
     );
-  const live = o.progress ?? (process.stderr.isTTY === true && !o.quiet);
+  const tty = process.stderr.isTTY === true;
+  const firstPlan = planFrom({ ...run, clients: o.clients[0] as number }, target, resolved);
+  // As in `run`: a redrawn status on a terminal; elsewhere --progress asks for a plain line per interval.
+  const progress = await createProgress({
+    totalRuns: order.length,
+    repeats: o.repeat,
+    ...(firstPlan.timeS !== undefined ? { runSeconds: firstPlan.timeS + firstPlan.warmupS } : {}),
+    mode: o.progress || (tty && !o.quiet) ? (tty ? 'status' : 'lines') : 'off',
+    title: `dbsmack sweep ${label}: ${resolved.workload.name} on ${target.redactedUrl}`,
+  });
+  const log = (m: string): void => progress.log(redactSecrets(m));
   try {
     for (const [i, step] of order.entries()) {
       if (controller.interrupted) break;
       const w = await workloadFor(step.clients);
       const plan = planFrom({ ...run, clients: step.clients }, target, w);
+      progress.runStarted(step.clients, step.repeat);
       const result = await runWithErrors({
         plan,
         workload: w.workload,
         options: w.options,
         workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
         label,
-        ...(live ? { onInterval: (p: IntervalPoint) => say(renderIntervalLine(p, plan.clients)) } : {}),
-        log: say,
+        probes,
+        onInterval: (p: IntervalPoint) => progress.interval(p),
+        log,
         controller,
       });
+      progress.runFinished(
+        result && {
+          qps: result.totals.qps,
+          p95_ms: result.events.latency_ms.p95,
+          errors: result.totals.errors,
+        },
+      );
       if (result === undefined) break;
       await attachServerInfo(result, target, run.connectTimeout);
       settings ??= result.server?.settings;
@@ -195,10 +219,12 @@ async function sweepCommand(
       if (!o.quiet) {
         const stall =
           sr.stalls.length > 0 ? `, STALLED at ${sr.stalls.map(([a, b]) => `${a}–${b} s`).join(', ')}` : '';
-        say(
+        log(
           `dbsmack: [${i + 1}/${order.length}] ${step.clients} clients, repeat ${step.repeat}: ${sr.qps.toFixed(1)} q/s, ` +
             `p95 ${sr.p95_ms.toFixed(3)} ms, ${result.status}${stall}`,
         );
+        const prof = profileSummaryLine(result);
+        if (prof) log(`dbsmack:   profile: ${prof}`);
       }
       if (stopReason) break;
       if (o.pause > 0 && i < order.length - 1) await new Promise((r) => setTimeout(r, o.pause * 1000));
@@ -209,6 +235,7 @@ async function sweepCommand(
     history?.close();
     throw e;
   } finally {
+    progress.done();
     uninstall();
   }
   const finished = done.length === order.length && !controller.interrupted;
@@ -222,7 +249,9 @@ async function sweepCommand(
   }
   if (!(o.quiet && o.out)) {
     process.stdout.write(
-      o.format === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderSweepText(doc, sweepId),
+      o.format === 'json'
+        ? `${JSON.stringify(doc, null, 2)}\n`
+        : renderSweepText(doc, sweepId) + (renderSweepProfiles(doc) ?? ''),
     );
   }
   if (recordedIn && sweepId !== undefined && !o.quiet)

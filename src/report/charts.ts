@@ -56,6 +56,20 @@ function clientAxis(clients: number[]): VlSpec {
   };
 }
 
+/** vega-lite's default categorical colours (tableau10), to give a label the same colour in every chart. */
+const TABLEAU10 = [
+  '#4c78a8',
+  '#f58518',
+  '#e45756',
+  '#72b7b2',
+  '#54a24b',
+  '#eeca3b',
+  '#b279a2',
+  '#ff9da6',
+  '#9d755d',
+  '#bab0ac',
+];
+
 function labelColor(labels: string[]): VlSpec {
   return { field: 'label', type: 'nominal', title: 'label', scale: { domain: labels } };
 }
@@ -207,11 +221,15 @@ export function ratioChart(c: CompareView, index: number): ChartSpec | undefined
   const clients = distinctClients(finite);
   const withCi = finite.filter((r) => Number.isFinite(r.ci_low) && Number.isFinite(r.ci_high));
   const metric = METRIC_WORDS[c.doc.metric] ?? c.doc.metric;
+  // Each candidate keeps the colour it has in the other charts, where the base is the first label.
   const candColor = {
     field: 'label',
     type: 'nominal',
     title: 'candidate',
-    scale: { domain: c.doc.candidates },
+    scale: {
+      domain: c.doc.candidates,
+      range: c.doc.candidates.map((_, i) => TABLEAU10[(i + 1) % TABLEAU10.length]),
+    },
   };
   return {
     id: ratioChartId(c, index),
@@ -324,6 +342,10 @@ export function timelineChart(t: TimelineView): ChartSpec {
       : 'no stalls',
     errorRows.length > 0 ? 'red ticks: intervals with errors' : undefined,
     dropped,
+    // A run no longer than one --report-interval has a single point: say so rather than leave a puzzle.
+    t.intervals.length === 1
+      ? 'one interval only (the run lasted one --report-interval; a smaller --report-interval draws a line)'
+      : undefined,
   ]
     .filter(Boolean)
     .join('; ');
@@ -433,11 +455,26 @@ export function probeChart(
       data: { values: data },
       mark: { type: 'bar', color: '#4c78a8' },
       encoding: {
-        y: { field: 'name', type: 'nominal', sort: '-x', title: name, axis: { labelLimit: 480 } },
-        x: { field: 'value', type: 'quantitative', title: value },
+        // The bars' names are long (wait/synch/mutex/…): an axis title beside them would overlap them.
+        y: { field: 'name', type: 'nominal', sort: '-x', title: null, axis: { labelLimit: 480 } },
+        x: { field: 'value', type: 'quantitative', title: axisTitle(value) },
       },
     }),
   };
+}
+
+/** A probe's field name as an axis title with its unit: `wait_ms` → `wait (ms)`, `share_pct` → `share (%)`. */
+export function axisTitle(field: string): string {
+  const units: [RegExp, string][] = [
+    [/_ms$/, ' (ms)'],
+    [/_us$/, ' (µs)'],
+    [/_ns$/, ' (ns)'],
+    [/_s$/, ' (s)'],
+    [/_pct$/, ' (%)'],
+  ];
+  for (const [re, unit] of units)
+    if (re.test(field)) return `${field.replace(re, '').replace(/_/g, ' ')}${unit}`;
+  return field.replace(/_/g, ' ');
 }
 
 /** Every chart of a report, in page order. */

@@ -11,13 +11,13 @@ export function mark(c: CompareCell): string {
   return c.verdict === 'same' ? '~' : c.verdict === 'unknown' ? '?' : c.verdict === 'better' ? '+' : '-';
 }
 
-const testName = (c: CompareCell): string =>
+export const testName = (c: CompareCell): string =>
   c.test === 'welch-log' ? 't(log)' : c.test === 'none' ? 'none' : 'MW';
 
 /** Two decimals, the way ratio tables are read; small ratios keep two significant digits (0.0016). */
-const ratio = (x: number): string =>
+export const ratio = (x: number): string =>
   !Number.isFinite(x) ? String(x) : x !== 0 && Math.abs(x) < 0.1 ? x.toPrecision(2) : x.toFixed(2);
-const pval = (p: number): string => (p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+export const pval = (p: number): string => (p < 0.001 ? p.toExponential(1) : p.toFixed(3));
 const value = (x: number, metric: string): string =>
   metric === 'qps' ? (x >= 1000 ? x.toFixed(0) : x.toFixed(1)) : x >= 100 ? x.toFixed(1) : x.toFixed(3);
 const unit = (metric: string): string => (metric === 'qps' ? 'q/s' : `${metric} ms`);

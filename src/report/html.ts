@@ -5,6 +5,7 @@
  */
 import { probeChartId, ratioChartId } from './charts.ts';
 import type { ReportModel } from './model.ts';
+import { profileComparisonTables } from './profile.ts';
 import type { RenderedChart } from './render-svg.ts';
 import {
   compareTable,
@@ -114,9 +115,7 @@ export function renderHtml(m: ReportModel, rendered: readonly RenderedChart[]): 
     if (c.doc.rows.length === 0) out.push(missing('The comparison has no rows.'));
     else {
       out.push(tableHtml(compareTable(c)));
-      out.push(
-        `<p class="meta">${esc(VERDICT_LEGEND)} Brackets: confidence interval of the ratio; p: p-value.</p>`,
-      );
+      out.push(`<p class="meta">${esc(VERDICT_LEGEND)}</p>`);
       out.push(figure(byId.get(ratioChartId(c, i))));
     }
     if ((c.doc.warnings ?? []).length > 0) {
@@ -141,8 +140,21 @@ export function renderHtml(m: ReportModel, rendered: readonly RenderedChart[]): 
   }
 
   section('profiles', 'Wait profile and thread statistics');
-  if (m.probes.length === 0) {
+  if (m.probes.length === 0 && m.profiles.length === 0) {
     out.push(missing('Not measured in these runs (no wait profile or thread statistics in the inputs).'));
+  }
+  if (m.profiles.length > 0) {
+    const side = profileComparisonTables(m.profiles);
+    out.push(
+      `<p class="meta">One run per label: the median-throughput repeat at its highest client count (${m.profiles.map((p) => `${esc(p.label)}: ${p.result.clients}`).join(', ')}). CPU, LAT (waiting for a CPU) and LCK (lock wait) are shares of the threads' time; VCX/ICX voluntary and involuntary context switches.</p>`,
+    );
+    for (const t of side.tables) {
+      if (t.title) out.push(`<p><b>${esc(t.title)}</b></p>`);
+      out.push(tableHtml({ header: t.header, rows: t.rows, numeric: t.header.map((_, i) => i > 0) }));
+    }
+    if (side.notes.length > 0) {
+      out.push(`<p><b>Not measured</b></p><ul>${side.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`);
+    }
   }
   for (const p of m.probes) {
     out.push(`<h3>${esc(p.key)}: ${esc(p.label)}, ${p.clients} clients</h3>`);

@@ -1,10 +1,21 @@
 /**
  * What `dbsmack report` reads. Every input is resolved by `resolveReportInputs`, the one place that turns
- * command-line words into documents: today JSON files of the run, sweep or compare schema. History ids and
- * labels (and computing a comparison on the fly) plug in here without touching the renderers.
+ * command-line words into documents: JSON files of the run, sweep or compare schema, and history ids and
+ * labels (looked up as `dbsmack compare` looks them up). When two or more labels are given and no
+ * comparison among them, the comparison is computed here by the same code as `dbsmack compare`, so the
+ * report's ratio table is the one compare prints.
  */
 import { readFileSync } from 'node:fs';
+import {
+  CompareInputError,
+  compareSeries,
+  type Metric,
+  type Series,
+  seriesFromRuns,
+  seriesFromSweep,
+} from '../analysis/compare.ts';
 import { COMPARE_SCHEMA, type CompareResult, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
+import { InputResolver, isFileArgument } from '../cli/compare-inputs.ts';
 import { InputError } from '../cli/errors.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
 import { findJsonFault } from './json-error.ts';
@@ -77,26 +88,114 @@ export function classifyDocument(
   return { kind, source, doc } as ReportInput;
 }
 
+export interface ResolveReportOptions {
+  /** `--history PATH`, or false for `--no-history`; undefined: the default history. */
+  history?: string | boolean;
+  /** The metric of a computed comparison (default qps). */
+  metric?: Metric;
+  /** Significance level and bootstrap seed of a computed comparison, as `dbsmack compare` takes them. */
+  alpha?: number;
+  seed?: number;
+}
+
+function readFileInput(arg: string): ReportInput | { source: string; reason: string } {
+  let text: string;
+  try {
+    text = readFileSync(arg, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(
+      `cannot read ${arg}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message}`,
+      'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`, a history id or a label',
+    );
+  }
+  return classifyDocument(arg, parseJsonFile(arg, text));
+}
+
+/** The label a run goes by in the report (the model groups by it; a computed comparison must agree). */
+export function reportRunLabel(r: RunResult): string {
+  return r.label ?? `${r.workload?.name ?? 'run'} on ${r.target?.driver ?? '?'}`;
+}
+
 /**
- * Turn the report's INPUT arguments into documents. A file that is missing or not JSON is a user error
- * (exit 2); a readable document of a schema this version cannot show is reported as skipped.
+ * The comparison of the inputs' labels, first label the base, computed by compare's own code; undefined
+ * when fewer than two labels have runs. A label's newest sweep stands for it, as in `dbsmack compare`.
  */
-export async function resolveReportInputs(args: readonly string[]): Promise<ReportInputs> {
-  const out: ReportInputs = { inputs: [], skipped: [] };
-  for (const arg of args) {
-    let text: string;
-    try {
-      text = readFileSync(arg, 'utf8');
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      throw new InputError(
-        `cannot read ${arg}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message}`,
-        'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`',
-      );
+export function computeComparison(
+  inputs: readonly ReportInput[],
+  o: ResolveReportOptions = {},
+): CompareResult | undefined {
+  const sweeps = new Map<string, { source: string; doc: SweepResult }>();
+  const runs = new Map<string, { sources: string[]; docs: RunResult[] }>();
+  const order: string[] = [];
+  for (const i of inputs) {
+    if (i.kind === 'compare') continue;
+    const label = i.kind === 'sweep' ? (i.doc.label ?? i.source) : reportRunLabel(i.doc);
+    if (!order.includes(label)) order.push(label);
+    if (i.kind === 'sweep') sweeps.set(label, { source: i.source, doc: i.doc });
+    else {
+      const g = runs.get(label) ?? { sources: [], docs: [] };
+      if (!g.sources.includes(i.source)) g.sources.push(i.source);
+      g.docs.push(i.doc);
+      runs.set(label, g);
     }
-    const r = classifyDocument(arg, parseJsonFile(arg, text));
-    if ('kind' in r) out.inputs.push(r);
-    else out.skipped.push(r);
+  }
+  if (order.length < 2) return undefined;
+  const series: Series[] = order.map((label) => {
+    const sw = sweeps.get(label);
+    if (sw) return seriesFromSweep(label, sw.source, sw.doc);
+    const g = runs.get(label)!;
+    return seriesFromRuns(label, g.sources.join(', '), g.docs);
+  });
+  const [base, ...cands] = series;
+  return compareSeries(base!, cands, {
+    metric: o.metric ?? 'qps',
+    alpha: o.alpha ?? 0.05,
+    seed: o.seed ?? 1,
+  });
+}
+
+/**
+ * Turn the report's INPUT arguments into documents: JSON files, history ids and labels. A file that is
+ * missing or not JSON, an unknown id or label is a user error (exit 2); a readable document of a schema
+ * this version cannot show is reported as skipped. With two or more labels and no comparison document,
+ * the comparison is computed (see `computeComparison`); labels with no client count in common are noted.
+ */
+export async function resolveReportInputs(
+  args: readonly string[],
+  o: ResolveReportOptions = {},
+): Promise<ReportInputs> {
+  const out: ReportInputs = { inputs: [], skipped: [] };
+  const history = new InputResolver(o.history);
+  try {
+    for (const arg of args) {
+      if (isFileArgument(arg)) {
+        const r = readFileInput(arg);
+        if ('kind' in r) out.inputs.push(r);
+        else out.skipped.push(r);
+        continue;
+      }
+      const l = history.load(arg);
+      if (l.kind === 'sweep') out.inputs.push({ kind: 'sweep', source: l.source, doc: l.doc });
+      else for (const doc of l.docs) out.inputs.push({ kind: 'run', source: l.source, doc });
+    }
+  } finally {
+    history.close();
+  }
+  if (!out.inputs.some((i) => i.kind === 'compare')) {
+    try {
+      const doc = computeComparison(out.inputs, o);
+      if (doc) {
+        out.inputs.push({
+          kind: 'compare',
+          source: `computed as by dbsmack compare ${[doc.base, ...doc.candidates].join(' ')}${doc.metric !== 'qps' ? ` --metric ${doc.metric}` : ''}`,
+          doc,
+        });
+      }
+    } catch (e) {
+      if (!(e instanceof CompareInputError)) throw e;
+      out.skipped.push({ source: 'comparison', reason: `no ratio table: ${e.message}` });
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
  */
 import { probeChartId, ratioChartId } from './charts.ts';
 import type { ReportModel } from './model.ts';
+import { profileComparisonTables } from './profile.ts';
 import {
   compareTable,
   differTable,
@@ -57,12 +58,7 @@ export function renderMarkdown(
       out.push(`### ${c.doc.metric}: ${(c.doc.candidates ?? []).join(', ')} against ${c.doc.base}`, '');
       if (c.doc.rows.length === 0) out.push('_The comparison has no rows._', '');
       else {
-        out.push(
-          tableMarkdown(compareTable(c)),
-          '',
-          `${VERDICT_LEGEND} Brackets: confidence interval of the ratio.`,
-          '',
-        );
+        out.push(tableMarkdown(compareTable(c)), '', `${VERDICT_LEGEND}`, '');
         image(ratioChartId(c, i));
       }
       for (const w of c.doc.warnings ?? []) out.push(`- ${w}`);
@@ -83,8 +79,20 @@ export function renderMarkdown(
       out.push(tableMarkdown(percentileTable(h)), '');
     }
   }
-  if (m.probes.length > 0) {
+  if (m.probes.length > 0 || m.profiles.length > 0) {
     out.push('## Wait profile and thread statistics', '');
+    if (m.profiles.length > 0) {
+      const side = profileComparisonTables(m.profiles);
+      for (const t of side.tables) {
+        if (t.title) out.push(`**${t.title}**`, '');
+        out.push(
+          tableMarkdown({ header: t.header, rows: t.rows, numeric: t.header.map((_, i) => i > 0) }),
+          '',
+        );
+      }
+      for (const n of side.notes) out.push(`- not measured: ${n}`);
+      if (side.notes.length > 0) out.push('');
+    }
     for (const p of m.probes) {
       out.push(`### ${p.key}: ${p.label}, ${p.clients} clients`, '');
       for (const g of genericTables(p.data)) {

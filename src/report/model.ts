@@ -7,7 +7,8 @@
 import type { CompareResult, SweepResult } from '../analysis/types.ts';
 import type { IntervalPoint, RunResult, RunStatus } from '../metrics/run-result.ts';
 import { type HistogramView, histogramView } from './histogram-view.ts';
-import type { ReportInput, ReportInputs } from './inputs.ts';
+import { type ReportInput, type ReportInputs, reportRunLabel } from './inputs.ts';
+import { describeSched, type LabelledResult, type ProfiledResult } from './profile.ts';
 
 /** One measured run, as the charts need it. */
 export interface RepeatPoint {
@@ -97,6 +98,8 @@ export interface ReportModel {
   timelines: TimelineView[];
   histograms: HistogramSet[];
   probes: ProbeSection[];
+  /** One representative run per label that was profiled or ran a scheduling experiment (`--profile`, `--server-nice` …). */
+  profiles: LabelledResult[];
   settings: SettingsTable;
   /** What is missing or odd, in words; shown at the top of the report. */
   notes: string[];
@@ -126,6 +129,14 @@ const RUN_FIELDS = new Set([
   'client_stats',
   'client_cpu',
   'env',
+  'groups',
+  // Shown in their own places: sysbench counts repeat the totals, the rate plan and server settings are
+  // in the settings table, and the profile has its own side-by-side tables and wait charts.
+  'sysbench',
+  'rate',
+  'server',
+  'profile',
+  'server_sched',
 ]);
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -194,9 +205,7 @@ interface RunRef {
   sweep?: SweepResult;
 }
 
-function runLabel(r: RunResult): string {
-  return r.label ?? `${r.workload?.name ?? 'run'} on ${r.target?.driver ?? '?'}`;
-}
+const runLabel = reportRunLabel;
 
 function describeRun(r: RunResult): string {
   return `${r.workload?.name ?? '?'} on ${r.target?.url ?? '?'}, ${num(r.clients)} clients, ${num(r.elapsed_s).toFixed(1)} s, ${r.status}`;
@@ -221,6 +230,9 @@ function settingsOf(ref: RunRef): Record<string, string> {
   for (const [k, v] of Object.entries(r.limits ?? {})) put(`limits.${k}`, v);
   for (const [k, v] of Object.entries(r.env ?? {})) put(`env.${k}`, v);
   for (const [k, v] of Object.entries(ref.sweep?.server_settings ?? {})) put(`server.${k}`, v);
+  for (const [k, v] of Object.entries(r.server?.settings ?? {})) put(`server.${k}`, v);
+  if (r.rate) put('limits.rate', `${r.rate.target}/s ${r.rate.shape}`);
+  put('server.scheduling', describeSched((r as ProfiledResult).server_sched));
   return out;
 }
 
@@ -448,6 +460,34 @@ function settingsTable(
   return { labels, differ, same };
 }
 
+/**
+ * A profiled run's wait events as rows for a bar chart and table: MariaDB/MySQL waits in ms (condition
+ * waits, where idle threads park, left out), PostgreSQL wait events as a share of backend samples, SQLite
+ * busy waits by code. Undefined when the run has no wait profile.
+ */
+function waitRows(r: ProfiledResult): Record<string, unknown>[] | undefined {
+  const w = r.profile?.waits;
+  if (w?.kind === 'mysql') {
+    const rows = w.waits
+      .filter((x) => !x.event.startsWith('wait/synch/cond/'))
+      .map((x) => ({ event: x.event, wait_ms: x.wait_ms, count: x.count }));
+    return rows.length > 0 ? rows : undefined;
+  }
+  if (w?.kind === 'postgres') {
+    const rows = w.events.map((x) => ({
+      wait_event: `${x.type}:${x.event}`,
+      share_pct: Math.round(x.share * 1000) / 10,
+      samples: x.samples,
+    }));
+    return rows.length > 0 ? rows : undefined;
+  }
+  if (w?.kind === 'sqlite') {
+    const rows = w.busy.map((x) => ({ code: x.code, count: x.count }));
+    return rows.length > 0 ? rows : undefined;
+  }
+  return undefined;
+}
+
 /** Gather everything the outputs show from the resolved inputs. */
 export function buildReportModel(resolved: ReportInputs, now: Date = new Date()): ReportModel {
   const notes: string[] = [];
@@ -477,9 +517,7 @@ export function buildReportModel(resolved: ReportInputs, now: Date = new Date())
     }
   }
   if (labels.length > 1 && compares.length === 0) {
-    notes.push(
-      'No comparison was given, so there is no ratio table: add the JSON written by `dbsmack compare` as an input.',
-    );
+    notes.push('There is no ratio table: the labels could not be compared (see the skipped inputs above).');
   }
   if (runs.length === 0 && compares.length === 0)
     notes.push('No run was found in the inputs: there is nothing to chart.');
@@ -488,12 +526,19 @@ export function buildReportModel(resolved: ReportInputs, now: Date = new Date())
   const timelines: TimelineView[] = [];
   const histograms: HistogramSet[] = [];
   const probes: ProbeSection[] = [];
+  const profiles: LabelledResult[] = [];
   for (const label of labels) {
     const lr = byLabel.get(label)!;
     timelines.push(...timelinesOf(label, lr, notes));
     const h = histogramsOf(label, lr, notes);
     if (h) histograms.push(h);
     const rep = representative(lr);
+    const prof = rep?.result as ProfiledResult | undefined;
+    if (rep && prof && (prof.profile !== undefined || prof.server_sched !== undefined)) {
+      profiles.push({ label, result: rep.result });
+      const waits = waitRows(prof);
+      if (waits) probes.push({ label, clients: rep.clients, key: 'server waits', data: waits });
+    }
     if (rep) {
       for (const [key, data] of Object.entries(rep.result)) {
         if (!RUN_FIELDS.has(key) && data !== undefined && data !== null) {
@@ -531,6 +576,7 @@ export function buildReportModel(resolved: ReportInputs, now: Date = new Date())
     timelines,
     histograms,
     probes,
+    profiles,
     settings: settingsTable(labels, byLabel, compares),
     notes,
     sources,

@@ -3,6 +3,7 @@
  * (`renderProfileText`), one line per run for sweeps (`profileSummaryLine`), and several runs side by side
  * for `compare` (`renderProfileComparison`). Pure functions of RunResults.
  */
+import type { SweepResult } from '../analysis/types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import type {
   ProfileData,
@@ -243,11 +244,23 @@ function threadGroup(t: ServerThreads | undefined, session: boolean, elapsedS: n
   };
 }
 
+/** One table of the side-by-side profile comparison, for text and HTML alike. */
+export interface ProfileTable {
+  /** What the table shows, with its unit; empty for the first (overview) table. */
+  title: string;
+  header: string[];
+  rows: string[][];
+}
+
 /**
- * Several runs side by side: throughput, the scheduling set-up, CPU per query of server and client, thread
- * statistics (the run's connection threads and the rest) and the wait profiles. Columns are the runs.
+ * Several runs side by side as tables: throughput, the scheduling set-up, CPU per query of server and
+ * client, thread statistics (the run's connection threads and the rest), the wait profiles, and what could
+ * not be measured. Columns are the runs.
  */
-export function renderProfileComparison(runs: readonly LabelledResult[]): string {
+export function profileComparisonTables(runs: readonly LabelledResult[]): {
+  tables: ProfileTable[];
+  notes: string[];
+} {
   const header = ['', ...runs.map((r) => r.label)];
   const rs = runs.map((r) => r.result as ProfiledResult);
   const row = (name: string, f: (r: ProfiledResult) => string | undefined): string[] => [
@@ -261,7 +274,7 @@ export function renderProfileComparison(runs: readonly LabelledResult[]): string
     row('server CPU µs/query', (r) =>
       r.profile?.threads ? f1(r.profile.threads.totals.cpu_us_per_query) : undefined,
     ),
-    row('dbsmack CPU µs/query', (r) => f1(r.client_cpu.us_per_query)),
+    row('dbsmack CPU µs/query', (r) => (r.client_cpu ? f1(r.client_cpu.us_per_query) : undefined)),
   ];
   for (const [session, what] of [
     [true, 'connection threads'],
@@ -278,7 +291,7 @@ export function renderProfileComparison(runs: readonly LabelledResult[]): string
   rows.push(
     row('load avg 1-min max', (r) => (r.profile?.load_avg ? f2(r.profile.load_avg.max_1m) : undefined)),
   );
-  const out = [table(header, rows)];
+  const tables: ProfileTable[] = [{ title: '', header, rows }];
 
   // Wait events: the union of each run's top events, in ms of wait per second of run (MySQL) or share of
   // samples (PostgreSQL), so that runs of different lengths compare.
@@ -296,44 +309,66 @@ export function renderProfileComparison(runs: readonly LabelledResult[]): string
   }
   if (mysql.size > 0) {
     const names = [...mysql.entries()].sort((a, b) => b[1] - a[1]).map(([n]) => n);
-    out.push('', 'server waits, ms of wait per second of run (performance_schema):');
-    out.push(
-      table(
-        ['event', ...runs.map((r) => r.label)],
-        names.slice(0, TOP_WAITS).map((n) =>
-          row(n, (r) => {
-            const w = r.profile?.waits;
-            if (w?.kind !== 'mysql') return undefined;
-            const x = w.waits.find((y) => y.event === n);
-            return f2((x?.wait_ms ?? 0) / (r.profile && r.profile.elapsed_s > 0 ? r.profile.elapsed_s : 1));
-          }),
-        ),
+    tables.push({
+      title: 'server waits, ms of wait per second of run (performance_schema)',
+      header: ['event', ...runs.map((r) => r.label)],
+      rows: names.slice(0, TOP_WAITS).map((n) =>
+        row(n, (r) => {
+          const w = r.profile?.waits;
+          if (w?.kind !== 'mysql') return undefined;
+          const x = w.waits.find((y) => y.event === n);
+          return f2((x?.wait_ms ?? 0) / (r.profile && r.profile.elapsed_s > 0 ? r.profile.elapsed_s : 1));
+        }),
       ),
-    );
+    });
   }
   if (pg.size > 0) {
     const names = [...pg.entries()].sort((a, b) => b[1] - a[1]).map(([n]) => n);
-    out.push('', 'server waits, share of backend samples (pg_stat_activity):');
-    out.push(
-      table(
-        ['wait', ...runs.map((r) => r.label)],
-        names.slice(0, TOP_WAITS).map((n) =>
-          row(n, (r) => {
-            const w = r.profile?.waits;
-            if (w?.kind !== 'postgres') return undefined;
-            const x = w.events.find((y) => `${y.type}:${y.event}` === n);
-            return pctOf(x?.share ?? 0);
-          }),
-        ),
+    tables.push({
+      title: 'server waits, share of backend samples (pg_stat_activity)',
+      header: ['wait', ...runs.map((r) => r.label)],
+      rows: names.slice(0, TOP_WAITS).map((n) =>
+        row(n, (r) => {
+          const w = r.profile?.waits;
+          if (w?.kind !== 'postgres') return undefined;
+          const x = w.events.find((y) => `${y.type}:${y.event}` === n);
+          return pctOf(x?.share ?? 0);
+        }),
       ),
-    );
+    });
   }
   const notes = runs.flatMap((l) => {
     const r = l.result as ProfiledResult;
     return [...(r.server_sched?.notes ?? []), ...(r.profile?.notes ?? [])].map(
-      (n) => `  ${l.label}: ${n.what}: ${n.why}`,
+      (n) => `${l.label}: ${n.what}: ${n.why}`,
     );
   });
-  if (notes.length > 0) out.push('', 'not measured:', ...notes);
+  return { tables, notes };
+}
+
+/**
+ * Several runs side by side: throughput, the scheduling set-up, CPU per query of server and client, thread
+ * statistics (the run's connection threads and the rest) and the wait profiles. Columns are the runs.
+ */
+export function renderProfileComparison(runs: readonly LabelledResult[]): string {
+  const { tables, notes } = profileComparisonTables(runs);
+  const out: string[] = [];
+  for (const t of tables) {
+    if (t.title) out.push('', `${t.title}:`);
+    out.push(table(t.header, t.rows));
+  }
+  if (notes.length > 0) out.push('', 'not measured:', ...notes.map((n) => `  ${n}`));
   return `${out.join('\n')}\n`;
+}
+
+/** Below a sweep's table: the profile summary line of every run that has one; undefined when none has. */
+export function renderSweepProfiles(s: SweepResult): string | undefined {
+  const lines: string[] = [];
+  for (const p of s.points) {
+    for (const r of p.runs) {
+      const line = r.result ? profileSummaryLine(r.result as ProfiledResult) : undefined;
+      if (line) lines.push(`  ${p.clients} clients, repeat ${r.repeat}: ${line}`);
+    }
+  }
+  return lines.length > 0 ? `\nprofile per run:\n${lines.join('\n')}\n` : undefined;
 }

@@ -3,6 +3,7 @@
  * figures with the same rounding and the same significance marks.
  */
 import type { CompareCell, Verdict } from '../analysis/types.ts';
+import { pval, ratio, testName } from './compare-text.ts';
 import type { CompareView, HistogramSet, ReportModel } from './model.ts';
 
 export interface TableData {
@@ -14,16 +15,16 @@ export interface TableData {
   rowClass?: (string | undefined)[];
 }
 
-/** Significance marks of the ratio table. */
+/** Significance marks of the ratio table: the ones `dbsmack compare` prints, so the two tables read alike. */
 export const VERDICT_MARK: Record<Verdict, string> = {
-  better: '▲',
-  worse: '▼',
+  better: '+',
+  worse: '-',
   same: '~',
   unknown: '?',
 };
 
 export const VERDICT_LEGEND =
-  '▲ better and ▼ worse: a significant difference; ~ no significant difference; ? too few repeats to tell.';
+  'Ratio = median of candidate ÷ median of base. + better and - worse: a significant difference (p below alpha and the 95% bootstrap interval excludes 1); ~ no difference shown; ? too few repeats to tell. Test: MW Mann–Whitney U, t(log) Welch’s t-test on logarithms (few repeats).';
 
 /** Three significant digits, thousands grouped: 12,345 / 123 / 1.23 / 0.0123. */
 export function fmtNum(v: number): string {
@@ -38,22 +39,32 @@ export function fmtNum(v: number): string {
   return v.toPrecision(3);
 }
 
+/** A ratio as `dbsmack compare` prints it (two decimals; small ratios two significant digits). */
 export function fmtRatio(v: number): string {
-  return Number.isFinite(v) ? v.toFixed(2) : '—';
+  return Number.isFinite(v) ? ratio(v) : '—';
 }
 
-function fmtP(p: number): string {
-  if (!Number.isFinite(p)) return '—';
-  return p < 0.001 ? '<0.001' : p.toFixed(3);
+function fmtP(c: CompareCell): string {
+  if (!Number.isFinite(c.p_value)) return '—';
+  return `${pval(c.p_value)} ${testName(c)}`;
 }
 
-/** One ratio cell as text: `0.60 ▼ [0.55–0.66]`. */
+/** A ratio with its significance mark, as in compare's table: `0.60 -`. */
+export function ratioMarked(c: CompareCell): string {
+  return `${fmtRatio(c.ratio)} ${VERDICT_MARK[c.verdict] ?? '?'}`;
+}
+
+/** The bootstrap interval of a ratio, as compare prints it: `0.55–0.66`. */
+export function ciText(c: CompareCell): string {
+  return Number.isFinite(c.ci_low) && Number.isFinite(c.ci_high)
+    ? `${fmtRatio(c.ci_low)}–${fmtRatio(c.ci_high)}`
+    : '—';
+}
+
+/** One ratio cell as text: `0.60 - [0.55–0.66]`. */
 export function ratioText(c: CompareCell): string {
-  const ci =
-    Number.isFinite(c.ci_low) && Number.isFinite(c.ci_high)
-      ? ` [${fmtRatio(c.ci_low)}–${fmtRatio(c.ci_high)}]`
-      : '';
-  return `${fmtRatio(c.ratio)} ${VERDICT_MARK[c.verdict] ?? '?'}${ci}`;
+  const ci = ciText(c);
+  return `${ratioMarked(c)}${ci === '—' ? '' : ` [${ci}]`}`;
 }
 
 /** Per label and client count: the median and spread of the repeats, latency and errors. */
@@ -96,13 +107,17 @@ export function seriesTable(m: ReportModel): TableData {
   };
 }
 
-/** The ratio table of one comparison: base value, then value and ratio per candidate. */
+/**
+ * The ratio table of one comparison, in the columns of `dbsmack compare`: the base's median, then per
+ * candidate its median, `cand/base` with the significance mark, the 95% interval and the p-value with its
+ * test.
+ */
 export function compareTable(c: CompareView): TableData {
   const cands = c.doc.candidates ?? [];
   const header = [
-    'clients',
+    'Thrd',
     `${c.doc.base} (base)`,
-    ...cands.flatMap((l) => [l, `${l} ÷ ${c.doc.base}`, 'p']),
+    ...cands.flatMap((l) => [l, `${l}/base`, '95% CI', 'p (test)']),
   ];
   const rowClass: (string | undefined)[] = [];
   const rows = c.doc.rows.map((r) => {
@@ -113,8 +128,8 @@ export function compareTable(c: CompareView): TableData {
       fmtNum(r.base),
       ...cands.flatMap((l) => {
         const cell = r.candidates?.[l];
-        if (!cell) return ['—', '—', '—'];
-        return [fmtNum(cell.value), ratioText(cell), fmtP(cell.p_value)];
+        if (!cell) return ['—', '—', '—', '—'];
+        return [fmtNum(cell.value), ratioMarked(cell), ciText(cell), fmtP(cell)];
       }),
     ];
   });

@@ -199,13 +199,8 @@ async function sweepCommand(
         log,
         controller,
       });
-      progress.runFinished(
-        result && {
-          qps: result.totals.qps,
-          p95_ms: result.events.latency_ms.p95,
-          errors: result.totals.errors,
-        },
-      );
+      // No summary: the sweep's own line per run (below, with stalls and the profile) says it once.
+      progress.runFinished();
       if (result === undefined) break;
       await attachServerInfo(result, target, run.connectTimeout);
       settings ??= result.server?.settings;

@@ -17,6 +17,7 @@ import {
 import { COMPARE_SCHEMA, type CompareResult, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
 import { InputResolver, isFileArgument } from '../cli/compare-inputs.ts';
 import { InputError } from '../cli/errors.ts';
+import { lineColumn } from '../cli/json-position.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
 import { findJsonFault } from './json-error.ts';
 
@@ -37,21 +38,13 @@ const KNOWN: Record<string, ReportInput['kind']> = {
   [COMPARE_SCHEMA]: 'compare',
 };
 
-/** Line and column of a character offset, 1-based, for error messages that point into a file. */
-function lineCol(text: string, offset: number): string {
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  const col = offset - before.lastIndexOf('\n');
-  return `${line}:${col}`;
-}
-
 /** Parse JSON and name FILE:LINE:COLUMN when it is malformed. */
 export function parseJsonFile(source: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
     const fault = findJsonFault(text);
-    const where = fault ? `${source}:${lineCol(text, fault.offset)}` : source;
+    const where = fault ? `${source}:${lineColumn(text, fault.offset)}` : source;
     throw new InputError(
       `${where}: not valid JSON: ${fault?.message ?? (e as Error).message}`,
       'pass a file written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',

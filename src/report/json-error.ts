@@ -106,6 +106,15 @@ export function findJsonFault(text: string): JsonFault | undefined {
         return;
       }
     }
+    // A misspelt literal (`tru`): point at the first character that departs from it.
+    for (const lit of ['true', 'false', 'null']) {
+      if (text[i] === lit[0]) {
+        let k = 0;
+        while (k < lit.length && text[i + k] === lit[k]) k++;
+        i += k;
+        fail(`"${lit}"`);
+      }
+    }
     fail('a value');
   };
   try {

@@ -7,7 +7,9 @@
  *
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
  * taken from the kernel's accounting of the child process (/usr/bin/time: user + system of the whole
- * process, start-up included, divided by the queries it reports).
+ * process, start-up included, divided by the queries it reports). For dbsmack it also prints its own CPU
+ * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.7 s of CPU a
+ * Node.js process spends starting, loading modules, connecting and writing its report.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
@@ -54,6 +56,8 @@ interface Sample {
   qps: number;
   queries: number;
   cpuS: number;
+  /** dbsmack only: its own CPU per query over the measured part (RunResult client_cpu), start-up left out. */
+  runUs?: number;
 }
 
 /** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
@@ -63,7 +67,8 @@ function timed(cmd: string, args: string[]): { stdout: string; stderr: string; c
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
   const [u, s] = readFileSync(tfile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? [];
   return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0) };
 }
@@ -126,8 +131,16 @@ function dbsmack(workload: string, url: string, n: number, args: string[] = []):
     '-q',
     ...EXTRA,
   ]);
-  const res = JSON.parse(r.stdout) as { totals: { queries: number; qps: number } };
-  return { queries: res.totals.queries, qps: res.totals.qps, cpuS: r.cpuS };
+  const res = JSON.parse(r.stdout) as {
+    totals: { queries: number; qps: number };
+    client_cpu: { us_per_query: number };
+  };
+  return {
+    queries: res.totals.queries,
+    qps: res.totals.qps,
+    cpuS: r.cpuS,
+    runUs: res.client_cpu.us_per_query,
+  };
 }
 
 /** A bare better-sqlite3 loop: prepare once, then run the statement as the sqlite driver does, for TIME s. */
@@ -177,7 +190,18 @@ function countRows(url: string, table: string): number {
     t.driver === 'mysql'
       ? spawnSync(
           'mysql',
-          ['-h', t.host ?? '127.0.0.1', '-P', String(t.port ?? 3306), '-u', t.user ?? 'root', '-N', db, '-e', sql],
+          [
+            '-h',
+            t.host ?? '127.0.0.1',
+            '-P',
+            String(t.port ?? 3306),
+            '-u',
+            t.user ?? 'root',
+            '-N',
+            db,
+            '-e',
+            sql,
+          ],
           { encoding: 'utf8', env: { ...process.env, MYSQL_PWD: t.password ?? '' } },
         )
       : spawnSync('psql', [...pgConn(t), '-At', '-c', sql, db], { encoding: 'utf8' });
@@ -264,6 +288,7 @@ const header = [
   'peer µs/q',
   'dbsmack µs/q',
   'cpu ratio',
+  'dbsmack µs/q measured part',
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
 console.log(
@@ -294,6 +319,7 @@ for (const p of pairs) {
       f1(cpu(peer)),
       f1(cpu(ours)),
       f2(cpu(ours) / cpu(peer)),
+      f1(median(ours.map((s) => s.runUs ?? 0))),
     ].join('\t'),
   );
 }

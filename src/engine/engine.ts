@@ -9,7 +9,7 @@
  * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
  * outcome to `buildRunResult`.
  */
-import os, { availableParallelism } from 'node:os';
+import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
 import { nowUs } from '../metrics/clock.ts';

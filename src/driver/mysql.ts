@@ -1,4 +1,4 @@
-import * as mariadb from 'mariadb';
+import type * as mariadb from 'mariadb';
 import mysql2 from 'mysql2/promise';
 import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
 import type {
@@ -151,8 +151,10 @@ class Mysql2Connection implements Connection {
 
 async function connectMariadb(target: Target, options: ConnectOptions): Promise<Connection> {
   let conn: mariadb.Connection;
+  // Loaded on first use: every worker thread would otherwise load both connectors at start.
+  const { createConnection } = await import('mariadb');
   try {
-    conn = await mariadb.createConnection({
+    conn = await createConnection({
       host: target.host,
       port: target.port,
       socketPath: target.socket,

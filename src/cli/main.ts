@@ -136,7 +136,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--workers <n>',
-      'load worker threads (default: one per client for SQLite, else 1)',
+      'load worker threads (default: one per client for SQLite, else one per two cores)',
       positiveInt('--workers'),
     )
     .option(

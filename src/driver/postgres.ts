@@ -4,7 +4,9 @@ import { questionToDollar } from './placeholders.ts';
 import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
 
 /** Values come back as the server's text: the engine counts rows, it does not need JS dates or numbers. */
-const rawTypes = { getTypeParser: () => (v: string) => v };
+const asText = (v: string): string => v;
+/** One parser for every column: pg asks for it per column of every result, so it must not allocate. */
+const rawTypes = { getTypeParser: () => asText };
 
 /**
  * PostgreSQL through `pg` (node-postgres). Prepared statements are named and parsed once per connection;
@@ -78,19 +80,18 @@ class PgConnection implements Connection {
     const text = questionToDollar(sql);
     const client = this.client;
     // pg parses a named statement on its first execution on this connection and reuses it afterwards.
+    // The callback form of client.query: pg's promise form adds a promise and a catch handler per statement.
     return {
-      async run(params?: readonly unknown[]): Promise<number> {
-        try {
-          const r = await client.query({
-            name,
-            text,
-            values: params as unknown[] | undefined,
-            rowMode: 'array',
-          });
-          return rowCountOf(r);
-        } catch (e) {
-          throw classifyPostgres(e);
-        }
+      run(params?: readonly unknown[]): Promise<number> {
+        return new Promise((resolve, reject) => {
+          client.query(
+            { name, text, values: params as unknown[] | undefined, rowMode: 'array' },
+            (err: Error | null, r: pg.QueryResult) => {
+              if (err) reject(classifyPostgres(err));
+              else resolve(rowCountOf(r));
+            },
+          );
+        });
       },
       async close(): Promise<void> {
         await client.query(`DEALLOCATE ${name}`).catch(() => {});

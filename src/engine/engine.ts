@@ -3,6 +3,12 @@
  * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
  * outcome to `buildRunResult`.
  */
+
+/**
+ * The engine: spreads the clients of a run over load workers, starts them together, merges their interval
+ * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
+ * outcome to `buildRunResult`.
+ */
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
@@ -89,10 +95,19 @@ export class StartError extends Error {
   }
 }
 
-/** Default number of load workers: SQLite needs one per client; network clients share one per core. */
-export function defaultWorkers(driver: RunPlan['target']['driver'], clients: number): number {
+/**
+ * Default number of load workers: SQLite needs one per client (its driver blocks the thread). Network
+ * clients get one worker per two cores: the database under test usually shares the machine, and on a
+ * 2-core box a second worker cost 20-60% more CPU per query without raising throughput (bench/peers.ts,
+ * README "Performance"); on bigger machines the clients spread over more threads.
+ */
+export function defaultWorkers(
+  driver: RunPlan['target']['driver'],
+  clients: number,
+  cores: number = os.availableParallelism(),
+): number {
   if (driver === 'sqlite') return clients;
-  return Math.max(1, Math.min(clients, 1));
+  return Math.max(1, Math.min(clients, Math.floor(cores / 2)));
 }
 
 interface IntervalAcc {

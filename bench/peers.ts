@@ -1,0 +1,326 @@
+/**
+ * dbsmack against its peers on the same server and the same table, alternating A B A B:
+ *
+ *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
+ *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL
+ *   - `select1` on SQLite in-process vs a bare better-sqlite3 loop running the same statement
+ *
+ * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
+ * taken from the kernel's accounting of the child process (/usr/bin/time: user + system of the whole
+ * process, start-up included, divided by the queries it reports). For dbsmack it also prints its own CPU
+ * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.7 s of CPU a
+ * Node.js process spends starting, loading modules, connecting and writing its report.
+ *
+ *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
+ *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--dbsmack-args "--workers 2"]
+ *
+ * The sbtest1 table (sysbench prepare) and pgbench_accounts (pgbench -i) are made once, when missing or of
+ * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseTarget } from '../src/driver/url.ts';
+import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
+
+const { values } = parseArgs({
+  options: {
+    time: { type: 'string', default: '5' },
+    clients: { type: 'string', default: '1,8,32' },
+    repeat: { type: 'string', default: '2' },
+    only: { type: 'string', default: 'mysql,postgres,pgbench,sqlite' },
+    'table-size': { type: 'string', default: '100000' },
+    mysql: { type: 'string', default: 'mysql://root@127.0.0.1:3306/dbsmack_perf' },
+    pg: { type: 'string', default: 'postgres://root@127.0.0.1:5432/dbsmack_perf' },
+    'dbsmack-args': { type: 'string', default: '' },
+    'pgbench-jobs': { type: 'string', default: String(os.availableParallelism()) },
+  },
+});
+
+const TIME = Number(values.time);
+const SIZE = Number(values['table-size']);
+const REPEAT = Number(values.repeat);
+const CLIENTS = (values.clients as string).split(',').map((s) => Number(s.trim()));
+const ONLY = new Set((values.only as string).split(','));
+const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
+const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
+
+/** One measured run: what the tool reported and what the kernel charged its process. */
+interface Sample {
+  qps: number;
+  queries: number;
+  cpuS: number;
+  /** dbsmack only: its own CPU per query over the measured part (RunResult client_cpu), start-up left out. */
+  runUs?: number;
+}
+
+/** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
+function timed(cmd: string, args: string[]): { stdout: string; stderr: string; cpuS: number } {
+  const tfile = path.join(TMP, 'time');
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', tfile, cmd, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+  const [u, s] = readFileSync(tfile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? [];
+  return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0) };
+}
+
+function must(re: RegExp, text: string, what: string): number {
+  const m = re.exec(text);
+  if (!m) throw new Error(`no ${what} in:\n${text}`);
+  return Number(m[1]);
+}
+
+function sysbench(url: string, n: number): Sample {
+  const args = [
+    'oltp_point_select',
+    ...sysbenchDbArgs(parseTarget(url)),
+    '--tables=1',
+    `--table-size=${SIZE}`,
+    `--threads=${n}`,
+    `--time=${TIME}`,
+    'run',
+  ];
+  const r = timed('sysbench', args);
+  return {
+    queries: must(/^\s+queries:\s+(\d+)/m, r.stdout, 'queries'),
+    qps: must(/^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)/m, r.stdout, 'qps'),
+    cpuS: r.cpuS,
+  };
+}
+
+function pgbench(url: string, n: number): Sample {
+  const t = parseTarget(url);
+  const jobs = Math.min(n, Number(values['pgbench-jobs']));
+  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
+  const r = timed('pgbench', [...args, ...pgConn(t), t.database ?? 'test']);
+  return {
+    queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
+    qps: must(/tps = ([\d.]+) \(without initial connection time\)/, r.stdout, 'tps'),
+    cpuS: r.cpuS,
+  };
+}
+
+function pgConn(t: ReturnType<typeof parseTarget>): string[] {
+  return ['-h', t.host ?? '127.0.0.1', '-p', String(t.port ?? 5432), '-U', t.user ?? 'root'];
+}
+
+function dbsmack(workload: string, url: string, n: number, args: string[] = []): Sample {
+  const r = timed(process.execPath, [
+    BIN,
+    'run',
+    workload,
+    '--db',
+    url,
+    ...args,
+    '--threads',
+    String(n),
+    '--time',
+    String(TIME),
+    '--format',
+    'json',
+    '--no-history',
+    '-q',
+    ...EXTRA,
+  ]);
+  const res = JSON.parse(r.stdout) as {
+    totals: { queries: number; qps: number };
+    client_cpu: { us_per_query: number };
+  };
+  return {
+    queries: res.totals.queries,
+    qps: res.totals.qps,
+    cpuS: r.cpuS,
+    runUs: res.client_cpu.us_per_query,
+  };
+}
+
+/** A bare better-sqlite3 loop: prepare once, then run the statement as the sqlite driver does, for TIME s. */
+function bareSqlite(file: string): Sample {
+  const script = `
+    const Database = require('better-sqlite3');
+    const db = new Database(${JSON.stringify(file)});
+    const s = db.prepare('SELECT 1'); s.raw(true);
+    const end = performance.now() + ${TIME * 1000};
+    let n = 0, t0 = performance.now(), t1;
+    for (;;) { s.all().length; n++; if ((n & 1023) === 0 && (t1 = performance.now()) >= end) break; }
+    db.close();
+    console.log(JSON.stringify({ queries: n, qps: n / ((t1 - t0) / 1000) }));`;
+  const r = timed(process.execPath, ['-e', script]);
+  const o = JSON.parse(r.stdout) as { queries: number; qps: number };
+  return { ...o, cpuS: r.cpuS };
+}
+
+// ---- preparing the tables once ---------------------------------------------------------------------
+
+function ensureSbtest(url: string): void {
+  const t = parseTarget(url);
+  const rows = countRows(url, 'sbtest1');
+  if (rows === SIZE) return;
+  console.error(`preparing sbtest1 (${SIZE} rows) in ${t.redactedUrl}`);
+  const base = ['oltp_point_select', ...sysbenchDbArgs(t), '--tables=1', `--table-size=${SIZE}`];
+  spawnSync('sysbench', [...base, 'cleanup'], { encoding: 'utf8' });
+  const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sysbench prepare failed:\n${r.stdout}${r.stderr}`);
+}
+
+function ensurePgbench(url: string): void {
+  const t = parseTarget(url);
+  if (countRows(url, 'pgbench_accounts') === 100_000) return;
+  console.error(`preparing pgbench tables (scale 1) in ${t.redactedUrl}`);
+  const r = spawnSync('pgbench', ['-i', '-s', '1', '-q', ...pgConn(t), t.database ?? 'test'], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`pgbench -i failed:\n${r.stdout}${r.stderr}`);
+}
+
+function countRows(url: string, table: string): number {
+  const t = parseTarget(url);
+  const sql = `SELECT COUNT(*) FROM ${table}`;
+  const db = t.database ?? 'test';
+  const r =
+    t.driver === 'mysql'
+      ? spawnSync(
+          'mysql',
+          [
+            '-h',
+            t.host ?? '127.0.0.1',
+            '-P',
+            String(t.port ?? 3306),
+            '-u',
+            t.user ?? 'root',
+            '-N',
+            db,
+            '-e',
+            sql,
+          ],
+          { encoding: 'utf8', env: { ...process.env, MYSQL_PWD: t.password ?? '' } },
+        )
+      : spawnSync('psql', [...pgConn(t), '-At', '-c', sql, db], { encoding: 'utf8' });
+  return r.status === 0 ? Number(r.stdout.trim()) : -1;
+}
+
+// ---- the comparisons -------------------------------------------------------------------------------
+
+interface Pair {
+  name: string;
+  peer: string;
+  clients: number;
+  runPeer: () => Sample;
+  runDbsmack: () => Sample;
+}
+
+const pairs: Pair[] = [];
+const sysbenchArgs = ['--tables', '1', '--table-size', String(SIZE)];
+for (const n of CLIENTS) {
+  if (ONLY.has('mysql')) {
+    const url = values.mysql as string;
+    pairs.push({
+      name: 'mariadb point_select',
+      peer: 'sysbench',
+      clients: n,
+      runPeer: () => sysbench(url, n),
+      runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
+    });
+  }
+  if (ONLY.has('postgres')) {
+    const url = values.pg as string;
+    pairs.push({
+      name: 'postgres point_select',
+      peer: 'sysbench',
+      clients: n,
+      runPeer: () => sysbench(url, n),
+      runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
+    });
+  }
+  if (ONLY.has('pgbench')) {
+    const url = values.pg as string;
+    pairs.push({
+      name: 'postgres pgbench -S',
+      peer: 'pgbench',
+      clients: n,
+      runPeer: () => pgbench(url, n),
+      runDbsmack: () => dbsmack(path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
+    });
+  }
+}
+if (ONLY.has('sqlite')) {
+  const file = path.join(TMP, 'select1.sqlite');
+  pairs.push({
+    name: 'sqlite select1',
+    peer: 'bare better-sqlite3',
+    clients: 1,
+    runPeer: () => bareSqlite(file),
+    runDbsmack: () => dbsmack('select1', `sqlite:${file}`, 1),
+  });
+}
+
+if (ONLY.has('mysql')) ensureSbtest(values.mysql as string);
+if (ONLY.has('postgres')) ensureSbtest(values.pg as string);
+if (ONLY.has('pgbench')) ensurePgbench(values.pg as string);
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const f0 = (x: number): string => x.toFixed(0);
+const f1 = (x: number): string => x.toFixed(1);
+const f2 = (x: number): string => x.toFixed(2);
+/** Spread of repeated figures as ±% of their median, the noise of this machine. */
+const spread = (xs: number[]): string =>
+  xs.length < 2 ? '' : `±${f0(((Math.max(...xs) - Math.min(...xs)) / 2 / median(xs)) * 100)}%`;
+
+const header = [
+  'comparison',
+  'clients',
+  'peer q/s',
+  'dbsmack q/s',
+  'ratio',
+  'peer µs/q',
+  'dbsmack µs/q',
+  'cpu ratio',
+  'dbsmack µs/q measured part',
+];
+console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
+console.log(
+  `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map(f2).join(' ')}`,
+);
+console.log(header.join('\t'));
+for (const p of pairs) {
+  const peer: Sample[] = [];
+  const ours: Sample[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < REPEAT; i++) {
+    const a = p.runPeer();
+    const b = p.runDbsmack();
+    peer.push(a);
+    ours.push(b);
+    ratios.push(b.qps / a.qps);
+  }
+  const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
+  const pq = median(peer.map((s) => s.qps));
+  const oq = median(ours.map((s) => s.qps));
+  console.log(
+    [
+      `${p.name} (${p.peer})`,
+      String(p.clients),
+      `${f0(pq)} ${spread(peer.map((s) => s.qps))}`,
+      `${f0(oq)} ${spread(ours.map((s) => s.qps))}`,
+      `${f2(median(ratios))} [${ratios.map(f2).join(' ')}]`,
+      f1(cpu(peer)),
+      f1(cpu(ours)),
+      f2(cpu(ours) / cpu(peer)),
+      f1(median(ours.map((s) => s.runUs ?? 0))),
+    ].join('\t'),
+  );
+}
+rmSync(TMP, { recursive: true, force: true });

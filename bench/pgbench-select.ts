@@ -1,0 +1,29 @@
+/**
+ * pgbench's built-in "select-only" script (`pgbench -S`) as a dbsmack workload module: one
+ * `SELECT abalance FROM pgbench_accounts WHERE aid = ?` per event, aid uniform over the table, prepared on
+ * the server (as `-M prepared`). The table comes from `pgbench -i`; bench/peers.ts runs this against it.
+ *
+ *   pgbench -i -s 1 DB && dbsmack run ./bench/pgbench-select.ts --db postgres://…/DB --scale 1 --threads 8
+ */
+import { defineWorkload } from 'dbsmack';
+
+export default defineWorkload({
+  name: 'pgbench_select',
+  description: 'pgbench -S: one primary-key SELECT on pgbench_accounts per event',
+  options: {
+    scale: { type: 'int', default: 1, min: 1, description: 'pgbench scale factor (100,000 accounts each)' },
+  },
+  async check({ conn }) {
+    await conn.all('SELECT 1 FROM pgbench_accounts LIMIT 1');
+  },
+  client(ctx) {
+    const accounts = 100_000 * (ctx.options.scale as number);
+    const random = ctx.random;
+    const select = ctx.statement('select', 'SELECT abalance FROM pgbench_accounts WHERE aid = ?');
+    return {
+      event: async () => {
+        await ctx.run(select, [1 + Math.floor(random.next() * accounts)]);
+      },
+    };
+  },
+});

@@ -1,0 +1,202 @@
+/**
+ * Soak: does dbsmack hold 1024 clients, and does its memory stay flat over a long run?
+ *
+ *   npm run build && node --import tsx bench/soak.ts [--time 600] [--big-time 30] [--big-clients 1024]
+ *        [--clients 64] [--db mysql://root@127.0.0.1:3306/dbsmack_perf] [--only big,long]
+ *
+ * 1. `--big-clients` (1024) clients run oltp_point_select for `--big-time` seconds.
+ * 2. `--clients` (64) clients run it for `--time` seconds (default 600: the 10 minutes of the issue).
+ *
+ * Each run prints the resident memory (VmRSS of the whole dbsmack process, every worker thread included) at
+ * the first interval line (clients connected, measuring), at the middle and at the last interval line, and
+ * the growth from start to end (target: under 10%), and the lowest RSS in the first and the last fifth of
+ * the run: the heap saws up and down between garbage collections, so the floors tell retained memory apart
+ * from garbage not yet collected. `--series` prints every sample. The sbtest1 table (100,000 rows) is prepared by
+ * sysbench when missing. MariaDB's default max_connections (151) is too low for 1024 clients: the script
+ * raises it with SET GLOBAL for the big run only and sets the old value back afterwards. (PostgreSQL's
+ * default of 100 would need a server restart, so the big run is meant for MariaDB.)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseTarget } from '../src/driver/url.ts';
+import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
+
+const { values } = parseArgs({
+  options: {
+    time: { type: 'string', default: '600' },
+    'big-time': { type: 'string', default: '30' },
+    'big-clients': { type: 'string', default: '1024' },
+    clients: { type: 'string', default: '64' },
+    db: { type: 'string', default: 'mysql://root@127.0.0.1:3306/dbsmack_perf' },
+    only: { type: 'string', default: 'big,long' },
+    series: { type: 'boolean', default: false },
+  },
+});
+const URL_ = values.db as string;
+const target = parseTarget(URL_);
+const only = new Set((values.only as string).split(','));
+
+function mysqlExec(sql: string, db = ''): string {
+  const args = [
+    '-h',
+    target.host ?? '127.0.0.1',
+    '-P',
+    String(target.port ?? 3306),
+    '-u',
+    target.user ?? 'root',
+  ];
+  const r = spawnSync('mysql', [...args, '-N', ...(db ? [db] : []), '-e', sql], {
+    encoding: 'utf8',
+    env: { ...process.env, MYSQL_PWD: target.password ?? '' },
+  });
+  if (r.status !== 0) throw new Error(`mysql -e "${sql}" failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+function psqlExec(sql: string): string {
+  const args = [
+    '-h',
+    target.host ?? '127.0.0.1',
+    '-p',
+    String(target.port ?? 5432),
+    '-U',
+    target.user ?? 'root',
+  ];
+  const r = spawnSync('psql', [...args, '-At', '-c', sql, target.database ?? 'test'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`psql -c "${sql}" failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+function ensureTable(): void {
+  const sql = 'SELECT COUNT(*) FROM sbtest1';
+  let rows = -1;
+  try {
+    rows = Number(target.driver === 'mysql' ? mysqlExec(sql, target.database) : psqlExec(sql));
+  } catch {
+    // missing: prepared below
+  }
+  if (rows === 100_000) return;
+  const base = ['oltp_point_select', ...sysbenchDbArgs(target), '--tables=1', '--table-size=100000'];
+  spawnSync('sysbench', [...base, 'cleanup']);
+  const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sysbench prepare failed: ${r.stdout}${r.stderr}`);
+}
+
+function rssMb(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Soak {
+  clients: number;
+  seconds: number;
+  rss: { t: number; mb: number }[];
+  qps: number;
+  errors: number;
+}
+
+/** Run dbsmack and note its resident memory at every interval line it prints. */
+function soak(clients: number, seconds: number): Promise<Soak> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        'oltp_point_select',
+        '--db',
+        URL_,
+        '--tables',
+        '1',
+        '--table-size',
+        '100000',
+        '--threads',
+        String(clients),
+        '--time',
+        String(seconds),
+        '--connect-timeout',
+        '60',
+        '--progress',
+        '--format',
+        'json',
+        '--no-history',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const rss: Soak['rss'] = [];
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      const text = d.toString();
+      err += text;
+      for (const m of text.matchAll(/^\[ (\d+)s \]/gm)) {
+        rss.push({ t: Number(m[1]), mb: rssMb(child.pid as number) });
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`dbsmack exited with ${code}:\n${err.slice(-2000)}`));
+      const r = JSON.parse(out) as { totals: { qps: number; errors: number } };
+      resolve({ clients, seconds, rss, qps: r.totals.qps, errors: r.totals.errors });
+    });
+  });
+}
+
+function report(s: Soak): void {
+  const pts = s.rss.filter((p) => Number.isFinite(p.mb));
+  if (pts.length === 0) {
+    console.log(`${s.clients} clients, ${s.seconds} s: no interval lines seen`);
+    return;
+  }
+  const first = pts[0] as { t: number; mb: number };
+  const last = pts[pts.length - 1] as { t: number; mb: number };
+  const mid = pts.reduce((a, b) => (Math.abs(b.t - s.seconds / 2) < Math.abs(a.t - s.seconds / 2) ? b : a));
+  const peak = Math.max(...pts.map((p) => p.mb));
+  const growth = ((last.mb - first.mb) / first.mb) * 100;
+  // The heap saws up and down between collections; the lowest RSS in the first and last fifth of the run
+  // (the floor after a collection) says whether memory is retained, where start and end only say where in a
+  // saw tooth the run happened to be.
+  const fifth = Math.max(1, Math.floor(pts.length / 5));
+  const floorStart = Math.min(...pts.slice(0, fifth).map((p) => p.mb));
+  const floorEnd = Math.min(...pts.slice(-fifth).map((p) => p.mb));
+  if (values.series) console.log(pts.map((p) => `${p.t}s ${p.mb.toFixed(0)}`).join(', '));
+  console.log(
+    `${s.clients} clients, ${s.seconds} s: ${s.qps.toFixed(0)} q/s, ${s.errors} errors; RSS MB ` +
+      `start (${first.t}s) ${first.mb.toFixed(1)}, middle (${mid.t}s) ${mid.mb.toFixed(1)}, ` +
+      `end (${last.t}s) ${last.mb.toFixed(1)}, peak ${peak.toFixed(1)}; growth start→end ${growth.toFixed(1)}%; ` +
+      `floor first fifth ${floorStart.toFixed(1)}, last fifth ${floorEnd.toFixed(1)} ` +
+      `(${(((floorEnd - floorStart) / floorStart) * 100).toFixed(1)}%)`,
+  );
+}
+
+ensureTable();
+if (only.has('big')) {
+  const big = Number(values['big-clients']);
+  let restore: string | undefined;
+  if (target.driver === 'mysql') {
+    const cur = Number(mysqlExec('SELECT @@GLOBAL.max_connections'));
+    if (cur < big + 50) {
+      restore = String(cur);
+      console.error(`raising max_connections from ${cur} to ${big + 50} for this run (set back afterwards)`);
+      mysqlExec(`SET GLOBAL max_connections = ${big + 50}`);
+    }
+  }
+  try {
+    report(await soak(big, Number(values['big-time'])));
+  } finally {
+    if (restore !== undefined) mysqlExec(`SET GLOBAL max_connections = ${restore}`);
+  }
+}
+if (only.has('long')) report(await soak(Number(values.clients), Number(values.time)));

@@ -11,12 +11,13 @@ export const sqliteDriver: Driver = {
   name: 'sqlite',
   async connect(target: Target, _options: ConnectOptions): Promise<Connection> {
     const file = target.path ?? ':memory:';
-    let db: Database.Database;
+    let db: Database.Database | undefined;
     try {
       db = new Database(file);
-      const busy = Number(target.params.busy_timeout ?? 5000);
-      db.pragma(`busy_timeout = ${Number.isFinite(busy) ? Math.max(0, Math.trunc(busy)) : 5000}`);
-      if (file !== ':memory:') db.pragma('journal_mode = WAL');
+      const raw = Number(target.params.busy_timeout ?? 5000);
+      const busy = Number.isFinite(raw) ? Math.max(0, Math.trunc(raw)) : 5000;
+      db.pragma(`busy_timeout = ${busy}`);
+      if (file !== ':memory:') await enableWal(db, busy);
       const sync = target.params.synchronous;
       if (sync !== undefined) {
         if (!/^(off|normal|full|extra|[0-3])$/i.test(sync)) {
@@ -25,11 +26,31 @@ export const sqliteDriver: Driver = {
         db.pragma(`synchronous = ${sync}`);
       }
     } catch (e) {
+      db?.close();
       throw classifySqlite(e);
     }
     return new SqliteConnection(db);
   },
 };
+
+/**
+ * Switch to WAL. Several clients opening a new file at once race for the exclusive lock this needs, and
+ * SQLite answers that race with SQLITE_BUSY at once rather than through the busy handler: retry within the
+ * busy timeout.
+ */
+async function enableWal(db: Database.Database, busyMs: number): Promise<void> {
+  const deadline = Date.now() + busyMs;
+  for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? '';
+      if (!/^SQLITE_(BUSY|LOCKED)/.test(code) || Date.now() >= deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
 
 class SqliteConnection implements Connection {
   readonly driver = 'sqlite' as const;

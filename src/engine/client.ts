@@ -284,21 +284,8 @@ export class Client implements ClientContext {
       }
       if (outcome === 'stop') break;
       const end = nowUs();
-      if (this.measuring) {
-        done++;
-        this.stats.busyUs += end - start;
-        if (outcome === 'ok') {
-          this.stats.events++;
-          w.recorder.recordEvent(end - start);
-        } else {
-          this.stats.errors++;
-        }
-        if (end >= w.nextBoundary) w.flush(end);
-      } else if (outcome === 'ok') {
-        w.warmup.events++;
-      } else {
-        w.warmup.errors++;
-      }
+      if (this.measuring) done++;
+      this.eventDone(outcome, end - start, end - start, end);
       start = end;
     }
   }
@@ -345,21 +332,28 @@ export class Client implements ClientContext {
       w.active--;
       if (outcome === 'stop') break;
       const end = nowUs();
-      if (this.measuring) {
-        done++;
-        this.stats.busyUs += end - now;
-        if (outcome === 'ok') {
-          this.stats.events++;
-          w.recorder.recordEvent(end - intended);
-        } else {
-          this.stats.errors++;
-        }
-        if (end >= w.nextBoundary) w.flush(end);
-      } else if (outcome === 'ok') {
-        w.warmup.events++;
+      if (this.measuring) done++;
+      // latency from the intended start: time queued behind slow events counts
+      this.eventDone(outcome, end - now, end - intended, end);
+    }
+  }
+
+  /** Count a finished event: measured (busy time, latency, interval flush) or warm-up. */
+  private eventDone(outcome: 'ok' | 'failed', busyUs: number, latencyUs: number, end: number): void {
+    const w = this.w;
+    if (this.measuring) {
+      this.stats.busyUs += busyUs;
+      if (outcome === 'ok') {
+        this.stats.events++;
+        w.recorder.recordEvent(latencyUs);
       } else {
-        w.warmup.errors++;
+        this.stats.errors++;
       }
+      if (end >= w.nextBoundary) w.flush(end);
+    } else if (outcome === 'ok') {
+      w.warmup.events++;
+    } else {
+      w.warmup.errors++;
     }
   }
 

@@ -5,7 +5,7 @@
 import type { Target } from '../driver/types.ts';
 import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
-import type { Workload } from '../workload/types.ts';
+import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
 import { Engine } from './engine.ts';
 import type { RunPlan } from './protocol.ts';
@@ -68,28 +68,19 @@ export interface RunInput {
 export async function runOnce(input: RunInput): Promise<RunResult> {
   const { plan, workload, options } = input;
   const target = plan.target;
-  if (workload.prepareOnRun && workload.prepare) {
-    await withAdminContext(
+  const admin = (fn: (ctx: AdminContext) => Promise<void>): Promise<void> =>
+    withAdminContext(
       target,
       options,
       plan.clients,
       plan.connectTimeoutMs,
       input.log,
-      workload.prepare.bind(workload),
+      fn,
       plan.targetOverridden,
     );
-  }
-  if (!workload.prepareOnRun && workload.check) {
-    // say "run prepare first" rather than let every client fail on a missing table
-    await withAdminContext(
-      target,
-      options,
-      plan.clients,
-      plan.connectTimeoutMs,
-      input.log,
-      workload.check.bind(workload),
-    );
-  }
+  if (workload.prepareOnRun && workload.prepare) await admin(workload.prepare.bind(workload));
+  // say "run prepare first" rather than let every client fail on a missing table
+  else if (workload.check) await admin(workload.check.bind(workload));
   const probes = input.probes ?? [];
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {

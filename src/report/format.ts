@@ -1,4 +1,6 @@
 /** Small number formatters shared by the text reports. */
+import type { LatencySummary } from '../metrics/run-result.ts';
+
 export const fmtMs = (v: number): string => (v >= 100 ? v.toFixed(1) : v >= 10 ? v.toFixed(2) : v.toFixed(3));
 export const fmtRate = (v: number): string => v.toFixed(2);
 export const fmtInt = (v: number): string => String(Math.round(v));
@@ -16,4 +18,9 @@ export function table(header: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** The latency columns every text table shows: min, mean, p50, p95, p99, max (ms). */
+export function latencyCells(l: LatencySummary): string[] {
+  return [fmtMs(l.min), fmtMs(l.mean), fmtMs(l.p50), fmtMs(l.p95), fmtMs(l.p99), fmtMs(l.max)];
 }

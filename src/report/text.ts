@@ -1,5 +1,5 @@
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
-import { fmtMs, fmtRate, table } from './format.ts';
+import { fmtMs, fmtRate, latencyCells, table } from './format.ts';
 
 /** The default human-readable summary of one run. */
 export function renderRunText(r: RunResult): string {
@@ -25,12 +25,7 @@ export function renderRunText(r: RunResult): string {
     String(t.count),
     String(t.errors),
     fmtRate(t.qps),
-    fmtMs(t.latency_ms.min),
-    fmtMs(t.latency_ms.mean),
-    fmtMs(t.latency_ms.p50),
-    fmtMs(t.latency_ms.p95),
-    fmtMs(t.latency_ms.p99),
-    fmtMs(t.latency_ms.max),
+    ...latencyCells(t.latency_ms),
   ]);
   const e = r.events;
   rows.push([
@@ -38,12 +33,7 @@ export function renderRunText(r: RunResult): string {
     String(e.count),
     String(r.totals.errors),
     fmtRate(r.totals.eps),
-    fmtMs(e.latency_ms.min),
-    fmtMs(e.latency_ms.mean),
-    fmtMs(e.latency_ms.p50),
-    fmtMs(e.latency_ms.p95),
-    fmtMs(e.latency_ms.p99),
-    fmtMs(e.latency_ms.max),
+    ...latencyCells(e.latency_ms),
   ]);
   out.push(
     table(['statement', 'count', 'errors', 'per sec', 'min', 'mean', 'p50', 'p95', 'p99', 'max ms'], rows),

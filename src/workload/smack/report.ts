@@ -5,7 +5,7 @@
  * original kept the last query's time), and the connect line's min, max and average cover the same clients.
  */
 import type { RunGroup, RunResult, TypeResult } from '../../metrics/run-result.ts';
-import { fmtMs, fmtRate, table } from '../../report/format.ts';
+import { fmtMs, fmtRate, latencyCells, table } from '../../report/format.ts';
 import type { Group, SmackModel, StatLookup } from './model.ts';
 
 /** Which group a client id belongs to: by ranges of `create_threads`, wrapping when --clients asks for more. */
@@ -101,12 +101,7 @@ export function renderBarrelReport(model: SmackModel, r: RunResult, classic: boo
         name,
         String(t.count),
         String(t.errors),
-        fmtMs(t.latency_ms.min),
-        fmtMs(t.latency_ms.mean),
-        fmtMs(t.latency_ms.p50),
-        fmtMs(t.latency_ms.p95),
-        fmtMs(t.latency_ms.p99),
-        fmtMs(t.latency_ms.max),
+        ...latencyCells(t.latency_ms),
       ]);
       out.push(table(['type', 'queries', 'errors', 'min', 'mean', 'p50', 'p95', 'p99', 'max ms'], rows));
       out.push(

@@ -1,5 +1,6 @@
 import type * as mariadb from 'mariadb';
 import mysql2 from 'mysql2/promise';
+import { mysqlConnectorFor } from './connectors.ts';
 import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
 import type {
   Connection,
@@ -12,21 +13,18 @@ import type {
 } from './types.ts';
 
 /**
- * MySQL and MariaDB through either wire-protocol client: `mysql2` (MIT) or `mariadb` (LGPL), chosen with
- * `?connector=`. Both are kept because the connector is part of what a benchmark measures.
+ * MySQL and MariaDB through a wire-protocol client: `mysql2` (MIT), `mariadb` (LGPL) or dbsmack's own
+ * (`dbsmack`), chosen with `?connector=` for the load clients (see connectors.ts). All are kept because the
+ * connector is part of what a benchmark measures.
  */
-export const DEFAULT_MYSQL_CONNECTOR: MysqlConnector = 'mysql2';
-
-export function connectorOf(target: Target): MysqlConnector {
-  return (target.params.connector as MysqlConnector | undefined) ?? DEFAULT_MYSQL_CONNECTOR;
-}
-
 export const mysqlDriver: Driver = {
   name: 'mysql',
   async connect(target: Target, options: ConnectOptions): Promise<Connection> {
-    return connectorOf(target) === 'mariadb'
-      ? connectMariadb(target, options)
-      : connectMysql2(target, options);
+    const connector: MysqlConnector = mysqlConnectorFor(target, options);
+    if (connector === 'mariadb') return connectMariadb(target, options);
+    if (connector === 'dbsmack')
+      throw new DbError('fatal', 'NO_CONNECTOR', 'connector dbsmack is not built yet');
+    return connectMysql2(target, options);
   },
 };
 

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { pgConnectorFor } from './connectors.ts';
 import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
 import { questionToDollar } from './placeholders.ts';
 import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
@@ -15,6 +16,9 @@ const rawTypes = { getTypeParser: () => asText };
 export const postgresDriver: Driver = {
   name: 'postgres',
   async connect(target: Target, options: ConnectOptions): Promise<Connection> {
+    if (pgConnectorFor(target, options) === 'dbsmack') {
+      throw new DbError('fatal', 'NO_CONNECTOR', 'connector dbsmack is not built yet');
+    }
     const client = new pg.Client({
       host: target.socket ?? target.host,
       port: target.port,

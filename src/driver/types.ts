@@ -6,8 +6,14 @@
 /** Back-end family, as chosen by the URL scheme. */
 export type DriverName = 'sqlite' | 'mysql' | 'postgres';
 
-/** MySQL/MariaDB wire-protocol client library. Both are offered because the connector is part of what is measured. */
-export type MysqlConnector = 'mysql2' | 'mariadb';
+/**
+ * MySQL/MariaDB client of the load connections: a library (`mysql2`, `mariadb`) or dbsmack's own lean
+ * wire-protocol client (`dbsmack`). All are offered because the connector is part of what is measured.
+ */
+export type MysqlConnector = 'mysql2' | 'mariadb' | 'dbsmack';
+
+/** PostgreSQL client of the load connections: node-postgres (`pg`) or dbsmack's own lean client (`dbsmack`). */
+export type PostgresConnector = 'pg' | 'dbsmack';
 
 /** A parsed, resolved connection target. Holds the password; never serialise it, use `redactedUrl`. */
 export interface Target {
@@ -59,6 +65,12 @@ export interface Connection {
 export interface ConnectOptions {
   /** Give up connecting after this many milliseconds. */
   connectTimeoutMs: number;
+  /**
+   * A benchmark client's connection (the engine's load clients). Only these use the `?connector=` the
+   * URL names (or the fastest by default); set-up, probes and admin connections always use the library
+   * client, whose typed rows they read.
+   */
+  load?: boolean;
 }
 
 export interface Driver {

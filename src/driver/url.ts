@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../cli/errors.ts';
 import { registerSecret } from './redact.ts';
-import type { DriverName, Target } from './types.ts';
+import type { DriverName, MysqlConnector, PostgresConnector, Target } from './types.ts';
 
 export const DEFAULT_URL = 'sqlite:./dbsmack.sqlite';
 
@@ -121,6 +121,7 @@ function resolvePostgres(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const user = p.user ?? env.PGUSER ?? osUser(env);
   const password = p.password ?? env.PGPASSWORD;
   const database = p.database ?? env.PGDATABASE ?? user;
+  checkConnector('PostgreSQL', rest.connector, PG_CONNECTORS);
   return {
     driver: 'postgres',
     redactedUrl: '',
@@ -134,6 +135,18 @@ function resolvePostgres(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   };
 }
 
+const MYSQL_CONNECTORS: readonly MysqlConnector[] = ['mysql2', 'mariadb', 'dbsmack'];
+const PG_CONNECTORS: readonly PostgresConnector[] = ['pg', 'dbsmack'];
+
+function checkConnector(server: string, given: string | undefined, known: readonly string[]): void {
+  if (given !== undefined && !known.includes(given)) {
+    throw new UsageError(
+      `unknown ${server} connector '${given}'`,
+      `use ${known.map((k) => `?connector=${k}`).join(', ')}`,
+    );
+  }
+}
+
 function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const { socket: socketParam, ...rest } = p.params;
   let socket = socketParam;
@@ -145,12 +158,7 @@ function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const port = p.port ?? (env.MYSQL_TCP_PORT ? Number(env.MYSQL_TCP_PORT) : 3306);
   const user = p.user ?? osUser(env);
   const password = p.password ?? env.MYSQL_PWD;
-  if (rest.connector !== undefined && rest.connector !== 'mysql2' && rest.connector !== 'mariadb') {
-    throw new UsageError(
-      `unknown MySQL connector '${rest.connector}'`,
-      'use ?connector=mysql2 or ?connector=mariadb',
-    );
-  }
+  checkConnector('MySQL', rest.connector, MYSQL_CONNECTORS);
   return {
     driver: 'mysql',
     redactedUrl: '',

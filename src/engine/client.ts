@@ -437,7 +437,10 @@ export class Client implements ClientContext {
     for (;;) {
       if (w.ctrl[CTRL_STOP] !== 0 || nowUs() >= w.endAt) return false;
       try {
-        this.conn = await this.dbDriver.connect(this.target, { connectTimeoutMs: w.plan.connectTimeoutMs });
+        this.conn = await this.dbDriver.connect(this.target, {
+          connectTimeoutMs: w.plan.connectTimeoutMs,
+          load: true,
+        });
         return true;
       } catch (e) {
         const err = asDbError(e);

@@ -2,6 +2,8 @@
  * One complete run, reusable by every command that runs workloads (`run`, `sweep`): optional prepare,
  * the engine, the probes that watch the server while it is measured, and the RunResult.
  */
+
+import { loadConnectorOf } from '../driver/connectors.ts';
 import type { Target } from '../driver/types.ts';
 import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
@@ -109,7 +111,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       workloadName: workload.name,
       options,
       target,
-      ...(target.driver === 'mysql' ? { connector: target.params.connector ?? 'mysql2' } : {}),
+      ...(loadConnectorOf(target) !== undefined ? { connector: loadConnectorOf(target) } : {}),
       ...(input.label !== undefined ? { label: input.label } : {}),
     });
     const groups = workload.groupsOf?.(result);

@@ -83,7 +83,7 @@ async function onInit(m: InitMessage): Promise<void> {
             : workload.targetFor(id, plan.target);
         const t0 = nowUs();
         try {
-          const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs });
+          const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs, load: true });
           return { id, target, conn, ms: (nowUs() - t0) / 1000 };
         } catch (e) {
           currentClient = id;

@@ -91,13 +91,17 @@ class SqliteConnection implements Connection {
     } catch (e) {
       throw classifySqlite(e);
     }
+    const runSync = (params?: readonly unknown[]): number => {
+      try {
+        return runSqlite(s, params);
+      } catch (e) {
+        throw classifySqlite(e);
+      }
+    };
     return {
+      runSync,
       async run(params?: readonly unknown[]): Promise<number> {
-        try {
-          return runSqlite(s, params);
-        } catch (e) {
-          throw classifySqlite(e);
-        }
+        return runSync(params);
       },
       async close(): Promise<void> {},
     };
@@ -133,7 +137,9 @@ class SqliteConnection implements Connection {
 }
 
 function runSqlite(s: Database.Statement, params: readonly unknown[] | undefined): number {
-  const args = (params ?? []) as unknown[];
+  // No spread of an empty array: the common parameterless statement calls the binding directly.
+  if (params === undefined || params.length === 0) return s.reader ? s.all().length : s.run().changes;
+  const args = params as unknown[];
   if (s.reader) return s.all(...args).length;
   return s.run(...args).changes;
 }

@@ -148,7 +148,9 @@ export class Client implements ClientContext {
     const t0 = nowUs();
     let n: number;
     try {
-      n = p !== undefined ? await p.run(params) : await this.conn.query(stmt.sql, params);
+      if (p === undefined) n = await this.conn.query(stmt.sql, params);
+      else if (p.runSync !== undefined) n = p.runSync(params);
+      else n = await p.run(params);
     } catch (e) {
       this.statementFailed(slot);
       throw e;

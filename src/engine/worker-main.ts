@@ -13,6 +13,7 @@ import { SeededRandom } from '../workload/random.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { Workload } from '../workload/types.ts';
 import { Client, type WorkerState } from './client.ts';
+import { connectAll } from './connect-all.ts';
 import type {
   DoneMessage,
   FromWorker,
@@ -41,6 +42,7 @@ port.on('message', (m: ToWorker) => {
 });
 
 let release: (() => void) | undefined;
+
 /** How long a worker keeps its connections open after measuring when the engine does not answer. */
 const RELEASE_TIMEOUT_MS = 10_000;
 
@@ -75,22 +77,20 @@ async function onInit(m: InitMessage): Promise<void> {
     };
     state = s;
     phase = 'connect';
-    const connected = await Promise.all(
-      m.clientIds.map(async (id) => {
-        const target =
-          plan.targetOverridden || workload.targetFor === undefined
-            ? plan.target
-            : workload.targetFor(id, plan.target);
-        const t0 = nowUs();
-        try {
-          const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs, load: true });
-          return { id, target, conn, ms: (nowUs() - t0) / 1000 };
-        } catch (e) {
-          currentClient = id;
-          throw e;
-        }
-      }),
-    );
+    const connected = await connectAll(m.clientIds, async (id) => {
+      const target =
+        plan.targetOverridden || workload.targetFor === undefined
+          ? plan.target
+          : workload.targetFor(id, plan.target);
+      const t0 = nowUs();
+      try {
+        const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs, load: true });
+        return { id, target, conn, ms: (nowUs() - t0) / 1000 };
+      } catch (e) {
+        currentClient ??= id; // the first client that failed names the error
+        throw e;
+      }
+    });
     clients = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
     phase = 'setup';
     for (const c of clients) {

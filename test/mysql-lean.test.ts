@@ -5,11 +5,20 @@
  * calls, password authentication, the Unix socket, and the text protocol's escaping.
  */
 import assert from 'node:assert/strict';
+import { constants, generateKeyPairSync, privateDecrypt, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
+import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { DbError } from '../src/driver/errors.ts';
 import { connectMysqlLean } from '../src/driver/mysql-lean.ts';
+import {
+  authResponse,
+  cachingSha2Password,
+  nativePassword,
+  rsaEncryptedPassword,
+} from '../src/driver/mysql-lean-auth.ts';
 import { interpolate } from '../src/driver/mysql-lean-text.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { needServer } from './helpers/servers.ts';
@@ -208,13 +217,13 @@ test('lean mysql: a real deadlock is retryable; KILL rejects in-flight and queue
     await b.rollback();
 
     // A statement in flight and one queued behind it, then the session is killed from outside.
-    const sleeping = a.query('SELECT SLEEP(10)');
-    const queued = a.query('SELECT 1');
+    const lost = ['1927', '2013', 'PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE'];
+    const sleeping = expectError(a.query('SELECT SLEEP(10)'), 'reconnect', lost);
+    const queued = expectError(a.query('SELECT 1'), 'reconnect', lost);
     await new Promise((r) => setTimeout(r, 200));
     await admin.query(`KILL ${Number(a.sessionId)}`);
-    const lost = ['1927', '2013', 'PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE'];
-    await expectError(sleeping, 'reconnect', lost);
-    await expectError(queued, 'reconnect', lost);
+    await sleeping;
+    await queued;
     await expectError(a.query('SELECT 1'), 'reconnect', [...lost, 'ER_CONNECTION_ALREADY_CLOSED']);
     // An idle session killed.
     await admin.query(`KILL ${Number(b.sessionId)}`);
@@ -381,4 +390,37 @@ test('lean mysql: interpolate binds literals like the library client', () => {
   assert.equal(interpolate('SELECT ? -- ?\n, ?', [1, 2]), 'SELECT 1 -- ?\n, 2', 'line comment');
   assert.equal(interpolate('SELECT 5--?', [1]), 'SELECT 5--1', '-- without a space is minus minus');
   assert.equal(interpolate('SELECT ?', ["a'b\\c"]), "SELECT 'a\\'b\\\\c'");
+});
+
+test('lean mysql: password scrambles agree with the mysql2 library; RSA full auth decrypts to the password', () => {
+  const require = createRequire(import.meta.url);
+  // Internal modules of the library, by path (its package exports do not list them).
+  const lib = path.join(path.dirname(require.resolve('mysql2')), 'lib');
+  const auth41 = require(path.join(lib, 'auth_41.js')) as {
+    calculateToken(password: string, scramble1: Buffer, scramble2: Buffer): Buffer;
+  };
+  const sha2 = require(path.join(lib, 'auth_plugins', 'caching_sha2_password.js')) as {
+    calculateToken(password: string, scramble: Buffer): Buffer;
+  };
+  const scramble = randomBytes(20);
+  for (const pw of ['p', "S3cret'pw\\x", 'ünïcødé']) {
+    assert.deepEqual(
+      nativePassword(pw, scramble),
+      auth41.calculateToken(pw, scramble.subarray(0, 8), scramble.subarray(8)),
+      `native ${pw}`,
+    );
+    assert.deepEqual(cachingSha2Password(pw, scramble), sha2.calculateToken(pw, scramble), `sha2 ${pw}`);
+  }
+  assert.equal(nativePassword('', scramble).length, 0, 'an empty password sends nothing');
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const sealed = rsaEncryptedPassword('pw', scramble, pem);
+  const clear = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING }, sealed);
+  const unmasked = Buffer.from(clear.map((x, i) => x ^ (scramble[i % scramble.length] as number)));
+  assert.equal(unmasked.toString('latin1'), 'pw\0', 'the password, NUL-terminated, XOR the scramble');
+  assert.throws(
+    () => authResponse('client_ed25519', 'pw', scramble),
+    /connector=mysql2/,
+    'unsupported plugin',
+  );
 });

@@ -155,6 +155,40 @@ test('lean mysql: results spanning many socket reads and large values', async (t
   }
 });
 
+test('lean mysql: a row of more than 16 MiB arrives in several wire packets and is joined', async (t) => {
+  const target = await server(t);
+  if (!target) return;
+  const admin = await connect(target);
+  // The session limit is copied from the global one at connect time: raise it just for one new session.
+  const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
+  let c: Connection | undefined;
+  try {
+    try {
+      await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
+    } catch (e) {
+      t.skip(`cannot raise max_allowed_packet: ${(e as Error).message}`);
+      return;
+    }
+    c = await connect(target);
+  } finally {
+    await admin.query('SET GLOBAL max_allowed_packet = ?', [old]).catch(() => {});
+    await admin.close();
+  }
+  try {
+    const size = (16 << 20) + 1000;
+    const [row] = (await c.all('SELECT REPEAT(?, ?) AS v, 42 AS after', ['q', size])) as [
+      { v: string | null; after: number },
+    ];
+    assert.equal(row.v?.length, size, 'the whole 16 MiB+ value');
+    assert.equal(row.after, 42, 'the column after it');
+    const ps = await c.prepare('SELECT REPEAT(?, ?) AS v UNION ALL SELECT ?');
+    assert.equal(await ps.run(['q', size, 'x']), 2, 'a 16 MiB+ binary row counts once');
+    assert.equal(await c.query('SELECT 1'), 1, 'in step afterwards');
+  } finally {
+    await c.close();
+  }
+});
+
 test('lean mysql: statement errors leave the connection usable; duplicate key is fatal', async (t) => {
   const target = await server(t);
   if (!target) return;

@@ -235,7 +235,13 @@ function openSocket(url: string, onChunk: (b: Buffer) => void): net.Socket {
   return net.connect({
     port,
     host,
-    onread: { buffer, callback: (n: number) => onChunk(buffer.subarray(0, n)) },
+    onread: {
+      buffer,
+      callback: (n: number): boolean => {
+        onChunk(buffer.subarray(0, n));
+        return true;
+      },
+    },
   });
 }
 

@@ -21,12 +21,17 @@ const cases: Case[] = [
   { name: 'sqlite', target: async () => parseTarget(`sqlite:${path.join(tmpDir(), 'd.sqlite')}`) },
   { name: 'mysql (mysql2)', target: async (t) => withConnector(await needServer(t, 'mysql'), 'mysql2') },
   { name: 'mysql (mariadb)', target: async (t) => withConnector(await needServer(t, 'mysql'), 'mariadb') },
-  { name: 'postgres', target: async (t) => needServer(t, 'postgres') },
+  { name: 'postgres (pg)', target: async (t) => withConnector(await needServer(t, 'postgres'), 'pg') },
+  {
+    name: 'postgres (dbsmack)',
+    target: async (t) => withConnector(await needServer(t, 'postgres'), 'dbsmack'),
+  },
 ];
 
 async function connect(target: Target): Promise<Connection> {
   const d = await loadDriver(target.driver);
-  return d.connect(target, { connectTimeoutMs: 5000 });
+  // As a load client, so that the URL's ?connector= applies.
+  return d.connect(target, { connectTimeoutMs: 5000, load: true });
 }
 
 async function expectError(p: Promise<unknown>, kind: DbError['kind'], codes: string[]): Promise<DbError> {

@@ -25,6 +25,18 @@ function saslPrep(password: string): string {
 /** The username of the SCRAM messages (`n=`): PostgreSQL ignores it and uses the startup user; libpq sends ''. */
 const saslName = (user: string): string => user.replace(/=/g, '=3D').replace(/,/g, '=2C');
 
+/** StoredKey and ServerKey of a password, as the server keeps them in its SCRAM verifier. */
+export function scramKeys(
+  password: string,
+  salt: Buffer,
+  iterations: number,
+): { salted: Buffer; clientKey: Buffer; storedKey: Buffer; serverKey: Buffer } {
+  const salted = pbkdf2Sync(saslPrep(password), salt, iterations, 32, 'sha256');
+  const clientKey = hmac(salted, 'Client Key');
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  return { salted, clientKey, storedKey, serverKey: hmac(salted, 'Server Key') };
+}
+
 /** One SCRAM-SHA-256 exchange, client side. */
 export class ScramClient {
   readonly clientFirstBare: string;
@@ -33,7 +45,7 @@ export class ScramClient {
   private expectedServerSignature: Buffer | undefined;
 
   constructor(password: string, user = '', nonce: string = randomBytes(18).toString('base64')) {
-    this.password = saslPrep(password);
+    this.password = password;
     this.nonce = nonce;
     this.clientFirstBare = `n=${saslName(user)},r=${nonce}`;
   }
@@ -54,15 +66,13 @@ export class ScramClient {
     }
     if (s === undefined || !Number.isInteger(i) || i < 1)
       throw new Error('SCRAM: malformed server-first-message');
-    const salted = pbkdf2Sync(this.password, Buffer.from(s, 'base64'), i, 32, 'sha256');
-    const clientKey = hmac(salted, 'Client Key');
-    const storedKey = createHash('sha256').update(clientKey).digest();
+    const { clientKey, storedKey, serverKey } = scramKeys(this.password, Buffer.from(s, 'base64'), i);
     const withoutProof = `c=biws,r=${r}`;
     const authMessage = `${this.clientFirstBare},${serverFirst},${withoutProof}`;
     const signature = hmac(storedKey, authMessage);
     const proof = Buffer.alloc(clientKey.length);
     for (let k = 0; k < proof.length; k++) proof[k] = (clientKey[k] as number) ^ (signature[k] as number);
-    this.expectedServerSignature = hmac(hmac(salted, 'Server Key'), authMessage);
+    this.expectedServerSignature = hmac(serverKey, authMessage);
     return `${withoutProof},p=${proof.toString('base64')}`;
   }
 

@@ -9,8 +9,11 @@ import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from '
 
 /** Load clients on MySQL/MariaDB when the URL names none. */
 export const DEFAULT_MYSQL_CONNECTOR: MysqlConnector = 'mysql2';
-/** Load clients on PostgreSQL when the URL names none. */
-export const DEFAULT_PG_CONNECTOR: PostgresConnector = 'pg';
+/**
+ * Load clients on PostgreSQL when the URL names none: the lean client, which spends about half of `pg`'s
+ * client CPU per point select (bench/peers.ts); TLS URLs still get `pg` (see pgConnectorFor).
+ */
+export const DEFAULT_PG_CONNECTOR: PostgresConnector = 'dbsmack';
 
 /** The connector the load clients of a target use (recorded in the RunResult). */
 export function loadConnectorOf(target: Target): string | undefined {

@@ -30,6 +30,8 @@ import type { Connection, ConnectOptions, PreparedStatement, Row, Target } from 
 const M_VOID = 0;
 const M_COUNT = 1;
 const M_ROWS = 2;
+/** Flag: sent with the extended protocol (Parse/Bind/Execute then Sync). */
+const M_EXT = 4;
 
 /** The server's error fields that dbsmack keeps. */
 interface ServerError {
@@ -320,7 +322,7 @@ class LeanConnection implements Connection {
     }
     switch (type) {
       case 0x44: // D DataRow
-        if (this.hMode === M_ROWS) this.addRow(b, s);
+        if ((this.hMode & M_ROWS) !== 0) this.addRow(b, s);
         else this.hRows++;
         return;
       case 0x43: // C CommandComplete
@@ -331,14 +333,19 @@ class LeanConnection implements Connection {
         this.ready();
         return;
       case 0x54: // T RowDescription
-        if (this.hMode === M_ROWS) this.hNames = columnNames(b, s);
+        if ((this.hMode & M_ROWS) !== 0) this.hNames = columnNames(b, s);
+        return;
+      case 0x47: // G CopyInResponse: dbsmack has no data to send; refuse, and resync (the earlier Sync was ignored)
+        this.send(frame('f', 'dbsmack sends no COPY data'));
+        if ((this.hMode & M_EXT) !== 0) this.send(SYNC);
         return;
       case 0x45: // E ErrorResponse
         this.serverError(parseError(b, s, e));
         return;
       default:
         // 1 ParseComplete, 2 BindComplete, 3 CloseComplete, n NoData, I EmptyQuery, s PortalSuspended,
-        // S ParameterStatus, N NoticeResponse, A NotificationResponse: nothing to do.
+        // S ParameterStatus, N NoticeResponse, A NotificationResponse, H/d/c COPY TO STDOUT (its tag
+        // counts the rows): nothing to do.
         return;
     }
   }
@@ -391,7 +398,7 @@ class LeanConnection implements Connection {
     this.hResult = null;
     this.hNames = null;
     if (err !== null) reject(classifyPostgres(err));
-    else if (mode === M_ROWS) resolve(result ?? []);
+    else if ((mode & M_ROWS) !== 0) resolve(result ?? []);
     else resolve(count);
   }
 
@@ -600,7 +607,7 @@ class LeanConnection implements Connection {
   runBound(head: Buffer, params: readonly unknown[] | undefined): Promise<number> {
     if (this.broken !== null) return Promise.reject(this.broken);
     this.writeBind(null, head, params, EXEC_SYNC);
-    return this.expect(M_COUNT) as Promise<number>;
+    return this.expect(M_COUNT | M_EXT) as Promise<number>;
   }
 
   /** A simple-protocol Query, written through the shared buffer. */
@@ -631,14 +638,14 @@ class LeanConnection implements Connection {
     if (params === undefined || params.length === 0) return this.simpleQuery(M_COUNT, sql) as Promise<number>;
     if (this.broken !== null) return Promise.reject(this.broken);
     this.writeBind(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, EXEC_SYNC);
-    return this.expect(M_COUNT) as Promise<number>;
+    return this.expect(M_COUNT | M_EXT) as Promise<number>;
   }
 
   async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
     if (params === undefined || params.length === 0) return (await this.simpleQuery(M_ROWS, sql)) as Row[];
     if (this.broken !== null) throw this.broken;
     this.writeBind(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, DESCRIBE_EXEC_SYNC);
-    return (await this.expect(M_ROWS)) as Row[];
+    return (await this.expect(M_ROWS | M_EXT)) as Row[];
   }
 
   async prepare(sql: string): Promise<PreparedStatement> {

@@ -317,7 +317,7 @@ class LeanConnection implements Connection {
   /** One backend message: type byte, body from `s` to `e` in `b`. */
   private message(type: number, b: Buffer, s: number, e: number): void {
     if (this.phase !== READY) {
-      this.startupMessage_(type, b, s, e);
+      this.onStartupMessage(type, b, s, e);
       return;
     }
     switch (type) {
@@ -404,7 +404,7 @@ class LeanConnection implements Connection {
 
   // ---- start-up and authentication --------------------------------------------------------------------------
 
-  private startupMessage_(type: number, b: Buffer, s: number, e: number): void {
+  private onStartupMessage(type: number, b: Buffer, s: number, e: number): void {
     try {
       switch (type) {
         case 0x52: // R Authentication*

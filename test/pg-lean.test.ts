@@ -4,6 +4,11 @@
  * backend, requests queued on one connection, the Unix socket, and the SCRAM exchange against RFC 7677.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pgConnectorFor } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
@@ -443,5 +448,113 @@ test('connectors: load clients take ?connector=dbsmack, TLS URLs go to pg or fai
     assert.equal(await c.query('SELECT 1'), 1, 'and it works');
   } finally {
     await c.close();
+  }
+});
+
+/** initdb of the installed PostgreSQL, or undefined. */
+function initdbPath(): string | undefined {
+  try {
+    for (const v of readdirSync('/usr/lib/postgresql').sort().reverse()) {
+      const p = `/usr/lib/postgresql/${v}/bin/initdb`;
+      if (existsSync(p)) return p;
+    }
+  } catch {}
+  return undefined;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+test('pg-lean: SCRAM-SHA-256, MD5 and cleartext logins on a private server that asks for them', async (t) => {
+  // The shared server trusts every local login; a throw-away cluster with its own pg_hba.conf asks for passwords.
+  const initdb = initdbPath();
+  if (initdb === undefined) {
+    t.skip('no PostgreSQL server binaries (initdb) installed');
+    return;
+  }
+  const bin = path.dirname(initdb);
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot && spawnSync('id', ['postgres']).status !== 0) {
+    t.skip('running as root without a postgres OS user to run the server');
+    return;
+  }
+  const run = (cmd: string, args: string[]): void => {
+    const r = asRoot
+      ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' })
+      : spawnSync(cmd, args, { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${path.basename(cmd)} failed: ${r.stderr}`);
+  };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-pgauth-'));
+  const data = path.join(dir, 'data');
+  if (asRoot) spawnSync('chown', ['postgres', dir]);
+  const port = await freePort();
+  let started = false;
+  try {
+    run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync']);
+    writeFileSync(
+      path.join(data, 'pg_hba.conf'),
+      [
+        'host all u_scram 127.0.0.1/32 scram-sha-256',
+        'host all u_md5 127.0.0.1/32 md5',
+        'host all u_clear 127.0.0.1/32 password',
+        'host all postgres 127.0.0.1/32 trust',
+        '',
+      ].join('\n'),
+    );
+    run(path.join(bin, 'pg_ctl'), [
+      '-D',
+      data,
+      '-w',
+      '-l',
+      path.join(dir, 'log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
+    started = true;
+    const url = (user: string, pw?: string): Target =>
+      parseTarget(
+        `postgres://${user}${pw === undefined ? '' : `:${encodeURIComponent(pw)}`}@127.0.0.1:${port}/postgres`,
+        {},
+      );
+    const admin = await lean(url('postgres'));
+    await admin.query("SET password_encryption = 'scram-sha-256'");
+    await admin.query("CREATE ROLE u_scram LOGIN PASSWORD 'sc pw€'");
+    await admin.query("SET password_encryption = 'md5'");
+    await admin.query("CREATE ROLE u_md5 LOGIN PASSWORD 'md5 pw'");
+    await admin.query("CREATE ROLE u_clear LOGIN PASSWORD 'clear pw'");
+    await admin.close();
+    for (const [user, pw] of [
+      ['u_scram', 'sc pw€'],
+      ['u_md5', 'md5 pw'],
+      ['u_clear', 'clear pw'],
+    ] as const) {
+      const c = await lean(url(user, pw));
+      const [r] = await c.all('SELECT current_user AS u');
+      assert.equal(r?.u, user, `${user} logged in`);
+      await c.close();
+      const e = await expectError(lean(url(user, 'Wr0ngSecret')), 'fatal', ['28P01']);
+      assert.ok(!e.message.includes('Wr0ngSecret'), 'no password in the message');
+    }
+    await expectError(lean(url('u_scram')), 'fatal', ['NO_PASSWORD']);
+  } finally {
+    if (started)
+      spawnSync(asRoot ? 'runuser' : path.join(bin, 'pg_ctl'), [
+        ...(asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl')] : []),
+        '-D',
+        data,
+        '-m',
+        'immediate',
+        'stop',
+      ]);
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -311,6 +311,8 @@ class LeanConnection implements Connection {
     if (this.carryLen < total) return -1;
     this.carryLen = 0;
     this.message(carry[0] as number, carry, 5, total);
+    // Do not keep a buffer grown for one huge value.
+    if (carry.length > 1024 * 1024) this.carry = READ_BUFFER;
     return off;
   }
 

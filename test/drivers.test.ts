@@ -22,7 +22,11 @@ const cases: Case[] = [
   { name: 'mysql (mysql2)', target: async (t) => withConnector(await needServer(t, 'mysql'), 'mysql2') },
   { name: 'mysql (mariadb)', target: async (t) => withConnector(await needServer(t, 'mysql'), 'mariadb') },
   { name: 'mysql (dbsmack)', target: async (t) => withConnector(await needServer(t, 'mysql'), 'dbsmack') },
-  { name: 'postgres', target: async (t) => needServer(t, 'postgres') },
+  { name: 'postgres (pg)', target: async (t) => withConnector(await needServer(t, 'postgres'), 'pg') },
+  {
+    name: 'postgres (dbsmack)',
+    target: async (t) => withConnector(await needServer(t, 'postgres'), 'dbsmack'),
+  },
 ];
 
 async function connect(target: Target): Promise<Connection> {

@@ -4,6 +4,7 @@
  * library client of its family, because those read typed rows and run rarely. Kept free of the client
  * libraries themselves so that the main thread can name the connector without loading them.
  */
+import { DbError } from './errors.ts';
 import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from './types.ts';
 
 /**
@@ -11,13 +12,17 @@ import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from '
  * client CPU per point select of mysql2 (bench/peers.ts, oltp_point_select on MariaDB 10.11).
  */
 export const DEFAULT_MYSQL_CONNECTOR: MysqlConnector = 'dbsmack';
-/** Load clients on PostgreSQL when the URL names none. */
-export const DEFAULT_PG_CONNECTOR: PostgresConnector = 'pg';
+/**
+ * Load clients on PostgreSQL when the URL names none: the lean client, which spends about half of `pg`'s
+ * client CPU per point select (bench/peers.ts); TLS URLs still get `pg` (see pgConnectorFor).
+ */
+export const DEFAULT_PG_CONNECTOR: PostgresConnector = 'dbsmack';
 
 /** The connector the load clients of a target use (recorded in the RunResult). */
 export function loadConnectorOf(target: Target): string | undefined {
   if (target.driver === 'mysql') return target.params.connector ?? DEFAULT_MYSQL_CONNECTOR;
-  if (target.driver === 'postgres') return target.params.connector ?? DEFAULT_PG_CONNECTOR;
+  if (target.driver === 'postgres')
+    return target.params.connector ?? (pgWantsTls(target) ? 'pg' : DEFAULT_PG_CONNECTOR);
   return undefined;
 }
 
@@ -28,9 +33,27 @@ export function mysqlConnectorFor(target: Target, options: ConnectOptions): Mysq
   return asked === 'mariadb' ? 'mariadb' : 'mysql2';
 }
 
-/** The PostgreSQL client of one connection: the load connector for load clients, else `pg`. */
+/** True when the URL's `sslmode` requires TLS, which only `pg` speaks (`prefer`, `allow` go without). */
+export function pgWantsTls(target: Target): boolean {
+  const mode = target.params.sslmode;
+  return mode === 'require' || mode === 'verify-ca' || mode === 'verify-full';
+}
+
+/**
+ * The PostgreSQL client of one connection: the load connector for load clients, else `pg`. The lean
+ * `dbsmack` client has no TLS: a URL that asks for TLS gets `pg` unless it names `connector=dbsmack`,
+ * which is then an error rather than a silent downgrade.
+ */
 export function pgConnectorFor(target: Target, options: ConnectOptions): PostgresConnector {
-  if (options.load === true)
-    return (target.params.connector as PostgresConnector | undefined) ?? DEFAULT_PG_CONNECTOR;
+  if (options.load !== true) return 'pg';
+  const asked = target.params.connector as PostgresConnector | undefined;
+  if (!pgWantsTls(target)) return asked ?? DEFAULT_PG_CONNECTOR;
+  if (asked === 'dbsmack') {
+    throw new DbError(
+      'fatal',
+      'NO_TLS',
+      `connector dbsmack does not speak TLS (sslmode=${target.params.sslmode}): use ?connector=pg`,
+    );
+  }
   return 'pg';
 }

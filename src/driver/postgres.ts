@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { pgConnectorFor } from './connectors.ts';
-import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
+import { classifyPostgres } from './pg-errors.ts';
 import { questionToDollar } from './placeholders.ts';
 import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
 
@@ -8,6 +8,8 @@ import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target
 const asText = (v: string): string => v;
 /** One parser for every column: pg asks for it per column of every result, so it must not allocate. */
 const rawTypes = { getTypeParser: () => asText };
+
+export { classifyPostgres };
 
 /**
  * PostgreSQL through `pg` (node-postgres). Prepared statements are named and parsed once per connection;
@@ -17,7 +19,9 @@ export const postgresDriver: Driver = {
   name: 'postgres',
   async connect(target: Target, options: ConnectOptions): Promise<Connection> {
     if (pgConnectorFor(target, options) === 'dbsmack') {
-      throw new DbError('fatal', 'NO_CONNECTOR', 'connector dbsmack is not built yet');
+      // Loaded only when asked for: set-up, probes and admin connections never load it.
+      const { connectPgLean } = await import('./pg-lean.ts');
+      return connectPgLean(target, options);
     }
     const client = new pg.Client({
       host: target.socket ?? target.host,
@@ -130,26 +134,4 @@ class PgConnection implements Connection {
 function rowCountOf(r: pg.QueryResult): number {
   if (r.command === 'SELECT' || r.command === 'SHOW' || r.command === 'FETCH') return r.rows.length;
   return r.rowCount ?? r.rows?.length ?? 0;
-}
-
-const PG_RETRYABLE = new Set(['40001', '40P01', '55P03']);
-const PG_RECONNECT = new Set(['57P01', '57P02', '57P03', '53300']);
-
-/** Classify a node-postgres error by SQLSTATE (kept as the code), or by its network errno. */
-export function classifyPostgres(e: unknown): DbError {
-  if (e instanceof DbError) return e;
-  const err = e as { code?: unknown; message?: unknown };
-  const message = typeof err?.message === 'string' ? err.message : String(e);
-  const code = typeof err?.code === 'string' ? err.code : undefined;
-  if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
-    if (PG_RETRYABLE.has(code)) return new DbError('retryable', code, message, code);
-    if (PG_RECONNECT.has(code) || code.startsWith('08')) return new DbError('reconnect', code, message, code);
-    return new DbError('fatal', code, message, code);
-  }
-  if (code !== undefined && CONNECTION_LOST_CODES.has(code)) return new DbError('reconnect', code, message);
-  if (/Connection terminated|not queryable|connection error|Connection ended/i.test(message)) {
-    return new DbError('reconnect', 'CONNECTION_LOST', message);
-  }
-  if (/timeout expired/i.test(message)) return new DbError('reconnect', 'ETIMEDOUT', message);
-  return new DbError('fatal', code ?? 'PG_ERROR', message);
 }

@@ -3,12 +3,6 @@
  * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
  * outcome to `buildRunResult`.
  */
-
-/**
- * The engine: spreads the clients of a run over load workers, starts them together, merges their interval
- * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
- * outcome to `buildRunResult`.
- */
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { DbError, type SerializedDbError } from '../driver/errors.ts';

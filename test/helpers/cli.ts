@@ -1,6 +1,6 @@
 /** Run the built CLI (`bin/dbsmack.js`) as a user would, capturing its output. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -14,8 +14,16 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Temporary directories of this test process, removed when it exits. */
+const made: string[] = [];
+process.on('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 export function tmpDir(prefix = 'dbsmack-test-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  const d = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
 
 export function startCli(

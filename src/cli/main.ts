@@ -32,7 +32,10 @@ let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
 
 function dbOption(): Option<'--db <url>', undefined, string> {
-  return new Option('--db <url>', 'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…')
+  return new Option(
+    '--db <url>',
+    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://… (?connector=dbsmack|mysql2|mariadb|pg: client of the load connections, default dbsmack)',
+  )
     .default(DEFAULT_URL)
     .env('DBSMACK_DB');
 }

@@ -10,6 +10,7 @@ import { loadDriver } from '../src/driver/index.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { tmpDir } from './helpers/cli.ts';
+import { expectError } from './helpers/db-errors.ts';
 import { needServer } from './helpers/servers.ts';
 
 type Case = { name: string; target: (t: TestContext) => Promise<Target | undefined> };
@@ -33,18 +34,6 @@ async function connect(target: Target): Promise<Connection> {
   const d = await loadDriver(target.driver);
   // As a load client, so that the case's `?connector=` applies.
   return d.connect(target, { connectTimeoutMs: 5000, load: true });
-}
-
-async function expectError(p: Promise<unknown>, kind: DbError['kind'], codes: string[]): Promise<DbError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DbError, `expected a DbError, got ${String(e)}`);
-    assert.equal(e.kind, kind, `${e.code}: ${e.message}`);
-    assert.ok(codes.includes(e.code), `code ${e.code} not in ${codes.join(',')}: ${e.message}`);
-    return e;
-  }
-  assert.fail('expected an error');
 }
 
 for (const c of cases) {

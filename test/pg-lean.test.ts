@@ -17,24 +17,13 @@ import { connectPgLean } from '../src/driver/pg-lean.ts';
 import { md5Password, ScramClient, scramKeys } from '../src/driver/pg-lean-auth.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { expectError } from './helpers/db-errors.ts';
 import { needServer } from './helpers/servers.ts';
 
 const lean = (t: Target): Promise<Connection> => connectPgLean(t, { connectTimeoutMs: 5000 });
 
 async function server(t: TestContext): Promise<Target | undefined> {
   return needServer(t, 'postgres');
-}
-
-async function expectError(p: Promise<unknown>, kind: DbError['kind'], codes: string[]): Promise<DbError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DbError, `expected a DbError, got ${String(e)}`);
-    assert.equal(e.kind, kind, `${e.code}: ${e.message}`);
-    assert.ok(codes.includes(e.code), `code ${e.code} not in ${codes.join(',')}: ${e.message}`);
-    return e;
-  }
-  assert.fail('expected an error');
 }
 
 test('SCRAM-SHA-256 reproduces the RFC 7677 exchange (injected nonce)', () => {

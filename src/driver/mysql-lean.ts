@@ -26,6 +26,7 @@ import {
   scrambleOf,
 } from './mysql-lean-auth.ts';
 import { interpolate, localDateTime } from './mysql-lean-text.ts';
+import { StatementTransactions } from './statement-transactions.ts';
 import type { Connection, ConnectOptions, PreparedStatement, Row, Target } from './types.ts';
 
 // Capability flags.
@@ -174,7 +175,7 @@ function netError(e: Error & { code?: unknown }): DbError {
   return new DbError('reconnect', code, e.message);
 }
 
-class LeanMysqlConnection implements Connection {
+class LeanMysqlConnection extends StatementTransactions implements Connection {
   readonly driver = 'mysql' as const;
   serverVersion = 'MySQL';
   sessionId = 0;
@@ -227,6 +228,7 @@ class LeanMysqlConnection implements Connection {
   };
 
   constructor(target: Target, options: ConnectOptions, resolve: Settle, reject: Settle) {
+    super();
     this.target = target;
     this.resolveFn = resolve;
     this.rejectFn = reject;
@@ -711,16 +713,6 @@ class LeanMysqlConnection implements Connection {
   async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
     const text = params !== undefined && params.length > 0 ? interpolate(sql, params) : sql;
     return (await this.send(textCommand(COM_QUERY, text), ROWS)) as Row[];
-  }
-
-  async begin(): Promise<void> {
-    await this.query('BEGIN');
-  }
-  async commit(): Promise<void> {
-    await this.query('COMMIT');
-  }
-  async rollback(): Promise<void> {
-    await this.query('ROLLBACK');
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type * as mariadb from 'mariadb';
 import mysql2 from 'mysql2/promise';
 import { mysqlConnectorFor } from './connectors.ts';
 import { classifyMysql, formatMysqlVersion } from './mysql-classify.ts';
+import { StatementTransactions } from './statement-transactions.ts';
 import type {
   Connection,
   ConnectOptions,
@@ -78,13 +79,14 @@ function countMysql2(result: unknown): number {
   return (result as { affectedRows?: number }).affectedRows ?? 0;
 }
 
-class Mysql2Connection implements Connection {
+class Mysql2Connection extends StatementTransactions implements Connection {
   readonly driver = 'mysql' as const;
   serverVersion = 'MySQL';
   readonly sessionId: number;
   private readonly conn: mysql2.Connection;
 
   constructor(conn: mysql2.Connection) {
+    super();
     this.conn = conn;
     this.sessionId = conn.threadId;
   }
@@ -132,15 +134,6 @@ class Mysql2Connection implements Connection {
     }
   }
 
-  async begin(): Promise<void> {
-    await this.query('BEGIN');
-  }
-  async commit(): Promise<void> {
-    await this.query('COMMIT');
-  }
-  async rollback(): Promise<void> {
-    await this.query('ROLLBACK');
-  }
   async close(): Promise<void> {
     await this.conn.end().catch(() => this.conn.destroy());
   }
@@ -180,13 +173,14 @@ function countMariadb(result: unknown): number {
   return Number((result as { affectedRows?: number | bigint }).affectedRows ?? 0);
 }
 
-class MariadbConnection implements Connection {
+class MariadbConnection extends StatementTransactions implements Connection {
   readonly driver = 'mysql' as const;
   readonly serverVersion: string;
   readonly sessionId: number;
   private readonly conn: mariadb.Connection;
 
   constructor(conn: mariadb.Connection) {
+    super();
     this.conn = conn;
     this.serverVersion = formatMysqlVersion(conn.serverVersion());
     this.sessionId = Number(conn.threadId);
@@ -230,15 +224,6 @@ class MariadbConnection implements Connection {
     }
   }
 
-  async begin(): Promise<void> {
-    await this.query('BEGIN');
-  }
-  async commit(): Promise<void> {
-    await this.query('COMMIT');
-  }
-  async rollback(): Promise<void> {
-    await this.query('ROLLBACK');
-  }
   async close(): Promise<void> {
     await this.conn.end().catch(() => this.conn.destroy());
   }

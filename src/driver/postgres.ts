@@ -2,6 +2,7 @@ import pg from 'pg';
 import { pgConnectorFor } from './connectors.ts';
 import { classifyPostgres } from './pg-errors.ts';
 import { questionToDollar } from './placeholders.ts';
+import { StatementTransactions } from './statement-transactions.ts';
 import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
 
 /** Values come back as the server's text: the engine counts rows, it does not need JS dates or numbers. */
@@ -62,13 +63,14 @@ function sslOption(mode: string | undefined): boolean | { rejectUnauthorized: bo
 
 let statementCounter = 0;
 
-class PgConnection implements Connection {
+class PgConnection extends StatementTransactions implements Connection {
   readonly driver = 'postgres' as const;
   serverVersion = 'PostgreSQL';
   readonly sessionId: number | undefined;
   private readonly client: pg.Client;
 
   constructor(client: pg.Client) {
+    super();
     this.client = client;
     this.sessionId = (client as unknown as { processID?: number }).processID;
   }
@@ -117,15 +119,6 @@ class PgConnection implements Connection {
     }
   }
 
-  async begin(): Promise<void> {
-    await this.query('BEGIN');
-  }
-  async commit(): Promise<void> {
-    await this.query('COMMIT');
-  }
-  async rollback(): Promise<void> {
-    await this.query('ROLLBACK');
-  }
   async close(): Promise<void> {
     await this.client.end().catch(() => {});
   }

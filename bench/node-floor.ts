@@ -15,11 +15,10 @@
  * account without a password (mysql_native_password), for PostgreSQL trust authentication: this is a
  * measuring stick, not a client.
  */
-import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
-import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import { sysbenchPointSelect } from './tools.ts';
 
 const { values } = parseArgs({
   options: {
@@ -298,26 +297,6 @@ async function floor(url: string, clients: number): Promise<{ qps: number; usPer
   return { qps: total / secs, usPerQuery: (cpu.user + cpu.system) / total };
 }
 
-function sysbench(url: string, n: number): { qps: number; usPerQuery: number } {
-  const args = [
-    'oltp_point_select',
-    ...sysbenchDbArgs(parseTarget(url)),
-    '--tables=1',
-    `--table-size=${SIZE}`,
-  ];
-  const r = spawnSync(
-    '/usr/bin/time',
-    ['-f', 'cpu %U %S', 'sysbench', ...args, `--threads=${n}`, `--time=${TIME}`, 'run'],
-    {
-      encoding: 'utf8',
-    },
-  );
-  const q = /^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)/m.exec(r.stdout);
-  const c = /cpu ([\d.]+) ([\d.]+)/.exec(r.stderr);
-  if (!q || !c) throw new Error(`sysbench failed:\n${r.stdout}${r.stderr}`);
-  return { qps: Number(q[2]), usPerQuery: ((Number(c[1]) + Number(c[2])) * 1e6) / Number(q[1]) };
-}
-
 const servers = (values.only as string).split(',').map((s) => s.trim());
 console.log(
   `# Node.js ${process.version} floor: bare socket loop, reads through ${ONREAD ? 'onread' : "'data' events"}, ${TIME} s runs`,
@@ -338,7 +317,10 @@ for (const n of (values.clients as string).split(',').map(Number)) {
     const peer: { qps: number; usPerQuery: number }[] = [];
     for (let i = 0; i < Number(values.repeat); i++) {
       ours.push(await floor(url, n));
-      if (values.sysbench) peer.push(sysbench(url, n));
+      if (values.sysbench) {
+        const r = sysbenchPointSelect(url, n, SIZE, TIME);
+        peer.push({ qps: r.qps, usPerQuery: (r.cpuS * 1e6) / r.queries });
+      }
     }
     const med = (xs: number[]): number => xs.sort((a, b) => a - b)[xs.length >> 1] as number;
     const oq = med(ours.map((x) => x.qps));

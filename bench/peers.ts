@@ -19,12 +19,20 @@
  * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
-import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import {
+  countRows,
+  ensureSbtest,
+  must,
+  type Sample as PeerSample,
+  pgConn,
+  sysbenchPointSelect,
+  timed,
+} from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
@@ -51,50 +59,10 @@ const ONLY = new Set((values.only as string).split(','));
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 
-/** One measured run: what the tool reported and what the kernel charged its process. */
-interface Sample {
-  qps: number;
-  queries: number;
-  cpuS: number;
+/** One measured run; for dbsmack also its own figure. */
+interface Sample extends PeerSample {
   /** dbsmack only: its own CPU per query over the measured part (RunResult client_cpu), start-up left out. */
   runUs?: number;
-}
-
-/** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
-function timed(cmd: string, args: string[]): { stdout: string; stderr: string; cpuS: number } {
-  const tfile = path.join(TMP, 'time');
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', tfile, cmd, ...args], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (r.status !== 0)
-    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
-  const [u, s] = readFileSync(tfile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? [];
-  return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0) };
-}
-
-function must(re: RegExp, text: string, what: string): number {
-  const m = re.exec(text);
-  if (!m) throw new Error(`no ${what} in:\n${text}`);
-  return Number(m[1]);
-}
-
-function sysbench(url: string, n: number): Sample {
-  const args = [
-    'oltp_point_select',
-    ...sysbenchDbArgs(parseTarget(url)),
-    '--tables=1',
-    `--table-size=${SIZE}`,
-    `--threads=${n}`,
-    `--time=${TIME}`,
-    'run',
-  ];
-  const r = timed('sysbench', args);
-  return {
-    queries: must(/^\s+queries:\s+(\d+)/m, r.stdout, 'queries'),
-    qps: must(/^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)/m, r.stdout, 'qps'),
-    cpuS: r.cpuS,
-  };
 }
 
 function pgbench(url: string, n: number): Sample {
@@ -107,10 +75,6 @@ function pgbench(url: string, n: number): Sample {
     qps: must(/tps = ([\d.]+) \(without initial connection time\)/, r.stdout, 'tps'),
     cpuS: r.cpuS,
   };
-}
-
-function pgConn(t: ReturnType<typeof parseTarget>): string[] {
-  return ['-h', t.host ?? '127.0.0.1', '-p', String(t.port ?? 5432), '-U', t.user ?? 'root'];
 }
 
 function dbsmack(workload: string, url: string, n: number, args: string[] = []): Sample {
@@ -161,51 +125,14 @@ function bareSqlite(file: string): Sample {
 
 // ---- preparing the tables once ---------------------------------------------------------------------
 
-function ensureSbtest(url: string): void {
-  const t = parseTarget(url);
-  const rows = countRows(url, 'sbtest1');
-  if (rows === SIZE) return;
-  console.error(`preparing sbtest1 (${SIZE} rows) in ${t.redactedUrl}`);
-  const base = ['oltp_point_select', ...sysbenchDbArgs(t), '--tables=1', `--table-size=${SIZE}`];
-  spawnSync('sysbench', [...base, 'cleanup'], { encoding: 'utf8' });
-  const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sysbench prepare failed:\n${r.stdout}${r.stderr}`);
-}
-
 function ensurePgbench(url: string): void {
   const t = parseTarget(url);
-  if (countRows(url, 'pgbench_accounts') === 100_000) return;
+  if (countRows(t, 'pgbench_accounts') === 100_000) return;
   console.error(`preparing pgbench tables (scale 1) in ${t.redactedUrl}`);
   const r = spawnSync('pgbench', ['-i', '-s', '1', '-q', ...pgConn(t), t.database ?? 'test'], {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`pgbench -i failed:\n${r.stdout}${r.stderr}`);
-}
-
-function countRows(url: string, table: string): number {
-  const t = parseTarget(url);
-  const sql = `SELECT COUNT(*) FROM ${table}`;
-  const db = t.database ?? 'test';
-  const r =
-    t.driver === 'mysql'
-      ? spawnSync(
-          'mysql',
-          [
-            '-h',
-            t.host ?? '127.0.0.1',
-            '-P',
-            String(t.port ?? 3306),
-            '-u',
-            t.user ?? 'root',
-            '-N',
-            db,
-            '-e',
-            sql,
-          ],
-          { encoding: 'utf8', env: { ...process.env, MYSQL_PWD: t.password ?? '' } },
-        )
-      : spawnSync('psql', [...pgConn(t), '-At', '-c', sql, db], { encoding: 'utf8' });
-  return r.status === 0 ? Number(r.stdout.trim()) : -1;
 }
 
 // ---- the comparisons -------------------------------------------------------------------------------
@@ -227,7 +154,7 @@ for (const n of CLIENTS) {
       name: 'mariadb point_select',
       peer: 'sysbench',
       clients: n,
-      runPeer: () => sysbench(url, n),
+      runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
       runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
     });
   }
@@ -237,7 +164,7 @@ for (const n of CLIENTS) {
       name: 'postgres point_select',
       peer: 'sysbench',
       clients: n,
-      runPeer: () => sysbench(url, n),
+      runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
       runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
     });
   }
@@ -263,8 +190,8 @@ if (ONLY.has('sqlite')) {
   });
 }
 
-if (ONLY.has('mysql')) ensureSbtest(values.mysql as string);
-if (ONLY.has('postgres')) ensureSbtest(values.pg as string);
+if (ONLY.has('mysql')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
+if (ONLY.has('postgres')) ensureSbtest(parseTarget(values.pg as string), SIZE);
 if (ONLY.has('pgbench')) ensurePgbench(values.pg as string);
 
 const median = (xs: number[]): number => {

@@ -16,12 +16,12 @@
  * raises it with SET GLOBAL for the big run only and sets the old value back afterwards. (PostgreSQL's
  * default of 100 would need a server restart, so the big run is meant for MariaDB.)
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
-import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import { cliSql, ensureSbtest } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
@@ -40,52 +40,6 @@ const { values } = parseArgs({
 const URL_ = values.db as string;
 const target = parseTarget(URL_);
 const only = new Set((values.only as string).split(','));
-
-function mysqlExec(sql: string, db = ''): string {
-  const args = [
-    '-h',
-    target.host ?? '127.0.0.1',
-    '-P',
-    String(target.port ?? 3306),
-    '-u',
-    target.user ?? 'root',
-  ];
-  const r = spawnSync('mysql', [...args, '-N', ...(db ? [db] : []), '-e', sql], {
-    encoding: 'utf8',
-    env: { ...process.env, MYSQL_PWD: target.password ?? '' },
-  });
-  if (r.status !== 0) throw new Error(`mysql -e "${sql}" failed: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-function psqlExec(sql: string): string {
-  const args = [
-    '-h',
-    target.host ?? '127.0.0.1',
-    '-p',
-    String(target.port ?? 5432),
-    '-U',
-    target.user ?? 'root',
-  ];
-  const r = spawnSync('psql', [...args, '-At', '-c', sql, target.database ?? 'test'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`psql -c "${sql}" failed: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-function ensureTable(): void {
-  const sql = 'SELECT COUNT(*) FROM sbtest1';
-  let rows = -1;
-  try {
-    rows = Number(target.driver === 'mysql' ? mysqlExec(sql, target.database) : psqlExec(sql));
-  } catch {
-    // missing: prepared below
-  }
-  if (rows === 100_000) return;
-  const base = ['oltp_point_select', ...sysbenchDbArgs(target), '--tables=1', '--table-size=100000'];
-  spawnSync('sysbench', [...base, 'cleanup']);
-  const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`sysbench prepare failed: ${r.stdout}${r.stderr}`);
-}
 
 function rssMb(pid: number): number {
   try {
@@ -181,22 +135,22 @@ function report(s: Soak): void {
   );
 }
 
-ensureTable();
+ensureSbtest(target, 100_000);
 if (only.has('big')) {
   const big = Number(values['big-clients']);
   let restore: string | undefined;
   if (target.driver === 'mysql') {
-    const cur = Number(mysqlExec('SELECT @@GLOBAL.max_connections'));
+    const cur = Number(cliSql(target, 'SELECT @@GLOBAL.max_connections', ''));
     if (cur < big + 50) {
       restore = String(cur);
       console.error(`raising max_connections from ${cur} to ${big + 50} for this run (set back afterwards)`);
-      mysqlExec(`SET GLOBAL max_connections = ${big + 50}`);
+      cliSql(target, `SET GLOBAL max_connections = ${big + 50}`, '');
     }
   }
   try {
     report(await soak(big, Number(values['big-time'])));
   } finally {
-    if (restore !== undefined) mysqlExec(`SET GLOBAL max_connections = ${restore}`);
+    if (restore !== undefined) cliSql(target, `SET GLOBAL max_connections = ${restore}`, '');
   }
 }
 if (only.has('long')) report(await soak(Number(values.clients), Number(values.time)));

@@ -1,0 +1,113 @@
+/**
+ * What the bench scripts share: a command timed by the kernel's accounting, sysbench's point-select run,
+ * and SQL through the servers' own command-line clients (mysql, psql) for set-up checks.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseTarget } from '../src/driver/url.ts';
+import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+
+type Target = ReturnType<typeof parseTarget>;
+
+/** One peer or dbsmack run: what the tool reported and what the kernel charged its process. */
+export interface Sample {
+  qps: number;
+  queries: number;
+  cpuS: number;
+}
+
+/** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
+export function timed(cmd: string, args: string[]): { stdout: string; stderr: string; cpuS: number } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-bench-'));
+  const tfile = path.join(dir, 'time');
+  try {
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', tfile, cmd, ...args], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (r.status !== 0)
+      throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+    const [u, s] = readFileSync(tfile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? [];
+    return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The number the first group of `re` finds in `text`, or an error naming `what`. */
+export function must(re: RegExp, text: string, what: string): number {
+  const m = re.exec(text);
+  if (!m) throw new Error(`no ${what} in:\n${text}`);
+  return Number(m[1]);
+}
+
+/** `sysbench oltp_point_select run` on sbtest1 (`size` rows) with `n` threads for `time` seconds. */
+export function sysbenchPointSelect(url: string, n: number, size: number, time: number): Sample {
+  const args = [
+    'oltp_point_select',
+    ...sysbenchDbArgs(parseTarget(url)),
+    '--tables=1',
+    `--table-size=${size}`,
+  ];
+  const r = timed('sysbench', [...args, `--threads=${n}`, `--time=${time}`, 'run']);
+  return {
+    queries: must(/^\s+queries:\s+(\d+)/m, r.stdout, 'queries'),
+    qps: must(/^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)/m, r.stdout, 'qps'),
+    cpuS: r.cpuS,
+  };
+}
+
+/** psql/pgbench connection options of a target. */
+export function pgConn(t: Target): string[] {
+  return ['-h', t.host ?? '127.0.0.1', '-p', String(t.port ?? 5432), '-U', t.user ?? 'root'];
+}
+
+/**
+ * One SQL statement through `mysql -N -e` or `psql -At -c`, in database `db` (none for MySQL when empty);
+ * its output trimmed, or an error with the client's message.
+ */
+export function cliSql(t: Target, sql: string, db: string): string {
+  const r =
+    t.driver === 'mysql'
+      ? spawnSync(
+          'mysql',
+          [
+            '-h',
+            t.host ?? '127.0.0.1',
+            '-P',
+            String(t.port ?? 3306),
+            '-u',
+            t.user ?? 'root',
+            '-N',
+            ...(db ? [db] : []),
+            '-e',
+            sql,
+          ],
+          { encoding: 'utf8', env: { ...process.env, MYSQL_PWD: t.password ?? '' } },
+        )
+      : spawnSync('psql', [...pgConn(t), '-At', '-c', sql, db], { encoding: 'utf8' });
+  if (r.status !== 0)
+    throw new Error(`${t.driver === 'mysql' ? 'mysql' : 'psql'}: "${sql}" failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** Rows of `table` in the target's database, or -1 when it cannot be counted (missing table). */
+export function countRows(t: Target, table: string): number {
+  try {
+    return Number(cliSql(t, `SELECT COUNT(*) FROM ${table}`, t.database ?? 'test'));
+  } catch {
+    return -1;
+  }
+}
+
+/** Make sbtest1 with `size` rows through sysbench (cleanup, prepare) unless it is already there. */
+export function ensureSbtest(t: Target, size: number): void {
+  if (countRows(t, 'sbtest1') === size) return;
+  console.error(`preparing sbtest1 (${size} rows) in ${t.redactedUrl}`);
+  const base = ['oltp_point_select', ...sysbenchDbArgs(t), '--tables=1', `--table-size=${size}`];
+  spawnSync('sysbench', [...base, 'cleanup'], { encoding: 'utf8' });
+  const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`sysbench prepare failed:\n${r.stdout}${r.stderr}`);
+}

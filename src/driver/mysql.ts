@@ -1,5 +1,5 @@
 import type * as mariadb from 'mariadb';
-import mysql2 from 'mysql2/promise';
+import type * as mysql2 from 'mysql2/promise';
 import { mysqlConnectorFor } from './connectors.ts';
 import { classifyMysql, formatMysqlVersion } from './mysql-classify.ts';
 import { StatementTransactions } from './statement-transactions.ts';
@@ -34,8 +34,10 @@ export const mysqlDriver: Driver = {
 
 async function connectMysql2(target: Target, options: ConnectOptions): Promise<Connection> {
   let conn: mysql2.Connection;
+  // Loaded on first use, like mariadb: load workers on the default dbsmack connector never need it.
+  const { createConnection } = (await import('mysql2/promise')).default;
   try {
-    conn = await mysql2.createConnection({
+    conn = await createConnection({
       host: target.host,
       port: target.port,
       socketPath: target.socket,

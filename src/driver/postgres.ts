@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { pgConnectorFor } from './connectors.ts';
 import { classifyPostgres } from './pg-errors.ts';
 import { questionToDollar } from './placeholders.ts';
@@ -24,7 +24,9 @@ export const postgresDriver: Driver = {
       const { connectPgLean } = await import('./pg-lean.ts');
       return connectPgLean(target, options);
     }
-    const client = new pg.Client({
+    // Loaded on first use: load workers on the default dbsmack connector never need node-postgres.
+    const { Client } = (await import('pg')).default;
+    const client = new Client({
       host: target.socket ?? target.host,
       port: target.port,
       user: target.user,

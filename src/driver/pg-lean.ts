@@ -6,7 +6,7 @@
  * - Hot path (`PreparedStatement.run`): the statement is parsed once (named, at `prepare`); each run writes
  *   Bind (text parameters, written straight into a shared scratch buffer) followed by a constant
  *   Execute+Sync as ONE socket write, and resolves to the row count. DataRows are counted, never decoded.
- * - Reads use `onread` with one static buffer shared by every connection of the process (reads are delivered
+ * - Reads use `onread` with one static buffer shared by every connection of the thread (reads are delivered
  *   one at a time on the event loop); messages are parsed in place, and bytes are copied out only when a
  *   message spans two reads.
  * - Requests are queued FIFO, one ReadyForQuery each; the request at the head lives in fields of the

@@ -7,14 +7,28 @@ import type { RunResult } from '../src/metrics/run-result.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
 
-const targets: { name: string; url: (t: TestContext) => Promise<string | undefined> }[] = [
+const targets: {
+  name: string;
+  url: (t: TestContext) => Promise<string | undefined>;
+  /** The client of the load connections recorded in the RunResult. */
+  connector?: string;
+}[] = [
   { name: 'sqlite', url: async () => `sqlite:${path.join(tmpDir(), 'run.sqlite')}` },
-  { name: 'mariadb', url: async (t) => ((await needServer(t, 'mysql')) ? MYSQL_URL : undefined) },
+  {
+    name: 'mariadb',
+    url: async (t) => ((await needServer(t, 'mysql')) ? MYSQL_URL : undefined),
+    connector: 'dbsmack',
+  },
   {
     name: 'mariadb connector',
     url: async (t) => ((await needServer(t, 'mysql')) ? `${MYSQL_URL}?connector=mariadb` : undefined),
+    connector: 'mariadb',
   },
-  { name: 'postgres', url: async (t) => ((await needServer(t, 'postgres')) ? PG_URL : undefined) },
+  {
+    name: 'postgres',
+    url: async (t) => ((await needServer(t, 'postgres')) ? PG_URL : undefined),
+    connector: 'dbsmack',
+  },
 ];
 
 function checkLatency(l: RunResult['events']['latency_ms']): void {
@@ -49,6 +63,7 @@ for (const tg of targets) {
     assert.equal(statSync(out).mode & 0o777, 0o600);
     assert.equal(res.schema, 'dbsmack/run@1');
     assert.equal(res.status, 'complete');
+    assert.equal(res.target.connector, tg.connector, 'the connector of the load clients is recorded');
     assert.equal(res.clients, 4);
     assert.equal(res.totals.queries, 2000);
     assert.equal(res.totals.events, 2000);

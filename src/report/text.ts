@@ -10,7 +10,10 @@ export function renderRunText(r: RunResult): string {
       : r.limits.rounds !== undefined
         ? `${r.limits.rounds} rounds per client`
         : `${r.limits.time_s ?? 0} s`;
-  out.push(`dbsmack ${r.workload.name} on ${r.target.url} (${r.target.server_version || r.target.driver})`);
+  const via = r.target.connector !== undefined ? `, connector ${r.target.connector}` : '';
+  out.push(
+    `dbsmack ${r.workload.name} on ${r.target.url} (${r.target.server_version || r.target.driver}${via})`,
+  );
   out.push(
     `${r.clients} client${r.clients === 1 ? '' : 's'} in ${r.workers} worker${r.workers === 1 ? '' : 's'}, ` +
       `limit ${limit}${r.limits.warmup_s > 0 ? `, warm-up ${r.limits.warmup_s} s` : ''}, ` +

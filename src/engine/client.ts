@@ -261,9 +261,12 @@ export class Client implements ClientContext {
   private statementDone(slot: number, t0: number, rows: number): void {
     const t1 = nowUs();
     if (this.measuring) {
+      // A statement that ended after the boundary closes the interval before it is counted, and an event is
+      // counted before it closes one (eventDone): an event then falls in the interval of its last statement
+      // (an event of one statement used to be counted one interval after its statement).
+      if (t1 >= this.w.nextBoundary) this.w.flush(t1);
       this.w.recorder.record(slot, t1 - t0, rows);
       this.stats.queries++;
-      if (t1 >= this.w.nextBoundary) this.w.flush(t1);
     } else {
       this.w.warmup.queries++;
     }

@@ -287,7 +287,15 @@ export class Engine {
             p.event_percentile_ms = percentileMs(ev, plan.percentile);
           }
         }
-        if (p.dur > 0.0005 || p.queries > 0 || p.events > 0 || p.errors > 0) {
+        // Keep every interval that counted something, so that the intervals add up to the totals.
+        if (
+          p.dur > 0.0005 ||
+          p.queries > 0 ||
+          p.events > 0 ||
+          p.errors > 0 ||
+          p.retries > 0 ||
+          p.reconnects > 0
+        ) {
           points.push(p);
           this.hooks.onInterval?.(p);
         }

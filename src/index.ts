@@ -25,6 +25,7 @@ export type {
   AdminContext,
   ClientContext,
   ClientHandler,
+  ErrorAction,
   OptionSpec,
   Random,
   Statement,

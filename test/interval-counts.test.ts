@@ -26,6 +26,7 @@ function checkSums(r: RunResult): void {
     ['reads', sum((p) => p.reads), sb.read],
     ['writes', sum((p) => p.writes), sb.write],
     ['others', sum((p) => p.others), sb.other],
+    ['ignored errors', sum((p) => p.ignored_errors ?? 0), sb.ignored_errors],
     ['sysbench total', sb.total, r.totals.queries],
     ['transactions', sb.transactions, r.totals.events],
     ['statement types', Object.values(r.types).reduce((a, t) => a + t.count, 0), r.totals.queries],

@@ -5,6 +5,8 @@ import { redactSecrets } from './redact.ts';
  * - `retryable`: deadlock, serialization failure, lock wait timeout, SQLite busy: roll back and re-run the event;
  * - `reconnect`: the connection is gone: re-establish it with back-off, then re-run the event;
  * - `fatal`: anything else: stop the run, unless `--ignore-errors` names the code.
+ * A workload's client may decide otherwise for the errors of its events (`ClientHandler.onError`: the
+ * sysbench workloads restart on what sysbench's drivers ignore, 23505 on PostgreSQL for one).
  */
 export type ErrorKind = 'retryable' | 'reconnect' | 'fatal';
 

@@ -64,6 +64,10 @@ type FirstTry = typeof OPEN_TX | { error: unknown };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The error as the engine treated it (a duplicate key a workload restarts on is recorded as retried). */
+const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
+  e.kind === kind ? e : new DbError(kind, e.code, e.message, e.sqlState);
+
 /** Settled promises of the row counts 0…63, shared by every synchronous statement (they cannot change). */
 const SETTLED: readonly Promise<number>[] = Array.from({ length: 64 }, (_, n) => Promise.resolve(n));
 
@@ -429,20 +433,23 @@ export class Client implements ClientContext {
           this.inTx = false;
           await this.conn.rollback().catch(() => {});
         }
-        if (err.kind === 'retryable' && attempt < w.plan.maxTries) {
+        // The workload's own policy (sysbench's drivers), else the engine's; recorded as it was treated.
+        const action = handler.onError?.(err) ?? (err.kind === 'retryable' ? 'restart' : 'stop');
+        const seen = action === 'restart' ? asKind(err, 'retryable') : asKind(err, 'fatal');
+        if (action === 'restart' && attempt < w.plan.maxTries) {
           if (this.measuring) {
-            w.recorder.recordError(err, true);
+            w.recorder.recordError(seen, true);
             w.recorder.retry();
           }
           if (w.ctrl[CTRL_STOP] !== 0) return 'stop';
           continue;
         }
-        if (err.kind === 'retryable' || err.matches(w.ignore)) {
-          // Out of tries (counted as a failed event, as pgbench does), or an error --ignore-errors names.
-          if (this.measuring) w.recorder.recordError(err, true);
+        if (action !== 'stop' || err.matches(w.ignore)) {
+          // Out of tries (counted as a failed event, as pgbench does), skipped, or named by --ignore-errors.
+          if (this.measuring) w.recorder.recordError(seen, true);
           return 'failed';
         }
-        if (this.measuring) w.recorder.recordError(err, false);
+        if (this.measuring) w.recorder.recordError(seen, false);
         if (w.fatal === undefined) w.fatal = err;
         this.stats.aborted = true;
         this.stats.abortReason = `${err.code}: ${err.message}`;

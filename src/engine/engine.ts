@@ -241,6 +241,7 @@ export class Engine {
           p95_ms: 0,
           event_p95_ms: 0,
           errors: 0,
+          ignored_errors: 0,
           retries: 0,
           reconnects: 0,
           reads: 0,
@@ -261,7 +262,10 @@ export class Engine {
           }
           p.events += s.events;
           if (s.eventHist) ev.add(decodeHistogram(s.eventHist));
-          for (const e of s.errors) p.errors += e.count;
+          for (const e of s.errors) {
+            p.errors += e.count;
+            if (e.ignored && e.kind !== 'reconnect') p.ignored_errors = (p.ignored_errors ?? 0) + e.count;
+          }
           p.retries += s.retries;
           p.reconnects += s.reconnects;
           if (s.queue !== undefined) {

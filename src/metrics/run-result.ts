@@ -49,6 +49,11 @@ export interface IntervalPoint {
   /** p95 event latency in the interval, ms. */
   event_p95_ms: number;
   errors: number;
+  /**
+   * Of `errors`, those after which the run went on, lost connections excepted (sysbench's `err/s`); absent
+   * in results written before it existed.
+   */
+  ignored_errors?: number;
   retries: number;
   reconnects: number;
   /** sysbench-style counts in the interval (a write that changed no row counts as other). */
@@ -75,8 +80,13 @@ export interface SysbenchCounts {
   total: number;
   /** Events completed (sysbench's transactions). */
   transactions: number;
-  /** Errors that were retried or ignored (deadlocks, lock waits, --ignore-errors, duplicate keys under --skip-trx). */
+  /**
+   * Errors after which the event was rolled back and run again, or skipped: one per failed statement, lost
+   * connections excepted (those are `reconnects`). See README "Errors during a run".
+   */
   ignored_errors: number;
+  /** `ignored_errors` per error code (server error number, SQLSTATE or driver code). */
+  ignored_errors_by_code?: Record<string, number>;
   reconnects: number;
   /** The percentile `--percentile` chose (sysbench default 95; 0 = off). */
   percentile: number;

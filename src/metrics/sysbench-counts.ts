@@ -29,9 +29,13 @@ export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
       other += t.zero;
     } else other += t.count;
   }
-  const ignored = o.errors
-    .filter((e) => e.ignored && e.kind !== 'reconnect')
-    .reduce((a, e) => a + e.count, 0);
+  const byCode: Record<string, number> = {};
+  let ignored = 0;
+  for (const e of o.errors) {
+    if (!e.ignored || e.kind === 'reconnect') continue;
+    ignored += e.count;
+    byCode[e.code] = (byCode[e.code] ?? 0) + e.count;
+  }
   const pct = o.plan.percentile ?? 95;
   const h = o.events.hist;
   const n = h.totalCount;
@@ -44,6 +48,7 @@ export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
     total: read + write + other,
     transactions: o.events.count,
     ignored_errors: ignored,
+    ignored_errors_by_code: byCode,
     reconnects: o.reconnects,
     percentile: pct,
     latency_ms: {

@@ -19,15 +19,18 @@ export function sysbenchCountsOf(r: RunResult): SysbenchCounts {
   const ev = r.client_stats.map((c) => c.events);
   const avg = ev.length ? ev.reduce((a, b) => a + b, 0) / ev.length : 0;
   const e = r.events.latency_ms;
+  const byCode: Record<string, number> = {};
+  for (const x of r.errors) {
+    if (x.ignored && x.kind !== 'reconnect') byCode[x.code] = (byCode[x.code] ?? 0) + x.count;
+  }
   return {
     read,
     write,
     other,
     total: read + write + other,
     transactions: r.events.count,
-    ignored_errors: r.errors
-      .filter((x) => x.ignored && x.kind !== 'reconnect')
-      .reduce((a, x) => a + x.count, 0),
+    ignored_errors: Object.values(byCode).reduce((a, n) => a + n, 0),
+    ignored_errors_by_code: byCode,
     reconnects: r.totals.reconnects,
     percentile: 95,
     latency_ms: { min: e.min, avg: e.mean, max: e.max, sum: e.mean * r.events.count, percentile: e.p95 },

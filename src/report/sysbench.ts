@@ -18,7 +18,8 @@ export function sysbenchIntervalLines(p: IntervalPoint, threads: number, percent
   const lines = [
     `[ ${t}s ] thds: ${threads} tps: ${f2(p.events / d)} qps: ${f2(p.queries / d)} ` +
       `(r/w/o: ${f2(p.reads / d)}/${f2(p.writes / d)}/${f2(p.others / d)}) ` +
-      `lat (ms,${Math.round(percentile)}%): ${f2(pct)} err/s: ${f2(p.errors / d)} reconn/s: ${f2(p.reconnects / d)}`,
+      `lat (ms,${Math.round(percentile)}%): ${f2(pct)} err/s: ${f2((p.ignored_errors ?? p.errors) / d)} ` +
+      `reconn/s: ${f2(p.reconnects / d)}`,
   ];
   if (p.rate_queue !== undefined) {
     lines.push(`[ ${t}s ] queue length: ${p.rate_queue}, concurrency: ${p.rate_concurrency ?? 0}`);

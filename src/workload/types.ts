@@ -3,6 +3,7 @@
  * function); each event runs *statements* on one connection through a `ClientContext`, and the engine times
  * both. This is also the public API users write their own workloads against (see `define.ts`).
  */
+import type { DbError } from '../driver/errors.ts';
 import type { Connection, DriverName, Row, Target } from '../driver/types.ts';
 
 /** What a statement does, for sysbench-style read/write/other counting. */
@@ -74,8 +75,21 @@ export interface ClientHandler {
    * `set_num_rounds`); the client stops at the smaller of this and the run's `--rounds`.
    */
   rounds?: number;
+  /**
+   * This client's own error policy, as sysbench's database drivers have one: called with each error an
+   * event throws, except lost connections (always re-established, then the event is run again). Return
+   * `restart` to roll back and run the event again from the start (up to `--max-tries` tries, then it counts
+   * as a failed event), `skip` to count it and go on with the next event, `stop` to end the run (unless
+   * `--ignore-errors` names it), or undefined for the engine's own policy (deadlocks, serialization
+   * failures, lock waits and SQLite busy restart; anything else stops). Restarted and skipped errors are the
+   * run's ignored errors.
+   */
+  onError?(error: DbError): ErrorAction | undefined;
   close?(): Promise<void> | void;
 }
+
+/** What the engine does after an error in an event (see `ClientHandler.onError`). */
+export type ErrorAction = 'restart' | 'skip' | 'stop';
 
 /** Context for `prepare` and `cleanup`, which run once in the main thread. */
 export interface AdminContext {

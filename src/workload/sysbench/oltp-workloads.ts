@@ -12,12 +12,10 @@ import {
   uniqueSequence,
   type Workload,
 } from '../../index.ts';
+import { sysbenchOnError } from './errors.ts';
 import { OltpClient, type STATEMENT_TYPES } from './oltp-client.ts';
 import { asOltp, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
-
-/** Under --skip-trx a DELETE+INSERT pair can race with another client's: duplicate keys are expected. */
-const DUPLICATE_KEY = ['1062', '23505', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'];
 
 function oltp(
   name: string,
@@ -33,10 +31,10 @@ function oltp(
     prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).table_size),
     cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
     check: (ctx) => checkAll(ctx, name),
-    ignoreErrors: (o) => (o.skip_trx === true ? DUPLICATE_KEY : []),
     client(ctx) {
+      const onError = sysbenchOnError(ctx.driver, ctx.options);
       const c = new OltpClient(ctx, keys);
-      return { event: () => event(c) };
+      return { event: () => event(c), ...(onError ? { onError } : {}) };
     },
     ...extra,
   });
@@ -136,7 +134,9 @@ export const oltpInsert = defineWorkload({
     // every client uses the run's seed, so that they share one permutation and their strides never meet
     const unique = uniqueSequence(ctx.clientId, ctx.clients, ctx.seed);
     const withoutId = o.auto_inc && ctx.driver !== 'mysql';
+    const onError = sysbenchOnError(ctx.driver, ctx.options);
     return {
+      ...(onError ? { onError } : {}),
       event: async () => {
         const table = `sbtest${1 + Math.floor(ctx.random.next() * o.tables)}`;
         const k = pick(1, o.table_size);

@@ -40,6 +40,12 @@ export const oltpOptions = {
     choices: ['auto', 'disable'],
     description: 'prepared statements usage mode: auto or disable (send SQL text)',
   } as OptionSpec,
+  mysql_ignore_errors: {
+    type: 'string',
+    default: '1213,1020,1205',
+    description:
+      "MySQL errors that restart the event (counted as ignored errors), or 'all'; PostgreSQL: always 40P01, 23505, 40001",
+  } as OptionSpec,
   ...randOptions,
 } satisfies Record<string, OptionSpec>;
 
@@ -63,6 +69,7 @@ export interface OltpOptions {
   secondary: boolean;
   mysql_storage_engine: string;
   db_ps_mode: 'auto' | 'disable';
+  mysql_ignore_errors: string;
 }
 
 export const asOltp = (o: Readonly<Record<string, unknown>>): OltpOptions => o as unknown as OltpOptions;

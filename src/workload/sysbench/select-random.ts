@@ -9,6 +9,7 @@ import {
   type OptionSpec,
   UsageError,
 } from '../../index.ts';
+import { sysbenchOnError } from './errors.ts';
 import { asOltp, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
 
@@ -56,7 +57,9 @@ export const selectRandomPoints = defineWorkload({
     const pick = distributionFromOptions(ctx.random, ctx.options);
     const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
     const params = new Array<number>(n);
+    const onError = sysbenchOnError(ctx.driver, ctx.options);
     return {
+      ...(onError ? { onError } : {}),
       event: async () => {
         for (let i = 0; i < n; i++) params[i] = pick(lo, hi);
         await ctx.run(stmt, params);
@@ -98,7 +101,9 @@ export const selectRandomRanges = defineWorkload({
     const pick = distributionFromOptions(ctx.random, ctx.options);
     const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
     const params = new Array<number>(n * 2);
+    const onError = sysbenchOnError(ctx.driver, ctx.options);
     return {
+      ...(onError ? { onError } : {}),
       event: async () => {
         for (let i = 0; i < n * 2; i += 2) {
           const v = pick(lo, hi);

@@ -57,7 +57,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
         '--workers',
         '2',
         '--events',
-        '600',
+        '400',
         '--format',
         'json',
       ]),
@@ -72,9 +72,9 @@ for (const driver of ['mysql', 'postgres'] as const) {
     );
     assert.equal(res.sysbench?.ignored_errors_by_code?.[dupCode], dups);
     checkIgnoredCounts(res);
-    // each of the 600 events went through after its restarts, or ran out of --max-tries (a failed event)
+    // each of the 400 events went through after its restarts, or ran out of --max-tries (a failed event)
     const failed = res.client_stats.reduce((a, c) => a + c.errors, 0);
-    assert.equal((res.sysbench?.transactions ?? 0) + failed, 600);
+    assert.equal((res.sysbench?.transactions ?? 0) + failed, 400);
   });
 }
 

@@ -57,7 +57,7 @@ test('usage errors exit 2 with one line', async () => {
     [['frobnicate'], /^dbsmack: unknown command 'frobnicate'/],
     [
       ['run', 'select1', '--no-such-option', '1'],
-      /^dbsmack: unknown option '--no-such-option' for workload select1/,
+      /^dbsmack: unknown option '--no-such-option': neither run nor select1 has it/,
     ],
     [['run', 'nosuch'], /^dbsmack: unknown workload 'nosuch'/],
     [['run', 'select1', '--clients', '0'], /^dbsmack: --clients expects a positive integer, got '0'/],

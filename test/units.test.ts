@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../src/cli/errors.ts';
-import { splitWorkloadArgs } from '../src/cli/parse.ts';
+import { splitWorkloadArgs, type WorkloadOptionKind } from '../src/cli/parse.ts';
 import { questionToDollar } from '../src/driver/placeholders.ts';
 import { kindOfSql } from '../src/engine/client.ts';
 import {
@@ -12,7 +12,7 @@ import {
   recordingHistogram,
   summarize,
 } from '../src/metrics/histogram.ts';
-import { parseWorkloadOptions } from '../src/workload/options.ts';
+import { nearestOptions, parseWorkloadOptions, unknownOptionError } from '../src/workload/options.ts';
 import { SeededRandom } from '../src/workload/random.ts';
 import type { OptionSpec } from '../src/workload/types.ts';
 
@@ -79,17 +79,54 @@ test('workload options: defaults, conversions, dashes, and clear errors', () => 
 });
 
 test('workload arguments split into options and positionals', () => {
-  const isBool = (n: string): boolean => n === 'flag';
-  assert.deepEqual(splitWorkloadArgs(['10', '--a', '1', '--b=2', '--flag', '1000'], isBool), {
+  const kindOf = (n: string): WorkloadOptionKind =>
+    n === 'flag' ? 'bool' : n === 'a' || n === 'b' ? 'value' : 'unknown';
+  const unknown = (n: string): never => {
+    throw new UsageError(`unknown option '--${n}'`);
+  };
+  const smack = { positionals: true, unknown };
+  const builtin = { positionals: false, unknown };
+  assert.deepEqual(splitWorkloadArgs(['10', '--a', '1', '--b=2', '--flag', '1000'], kindOf, smack), {
     options: { a: '1', b: '2', flag: true },
     args: ['10', '1000'],
   });
-  assert.deepEqual(splitWorkloadArgs(['--flag', 'off', '--', '--x'], isBool), {
+  assert.deepEqual(splitWorkloadArgs(['--flag', 'off', '--', '--x'], kindOf, smack), {
     options: { flag: 'off' },
     args: ['--x'],
   });
-  assert.throws(() => splitWorkloadArgs(['--a'], isBool), /needs a value/);
-  assert.throws(() => splitWorkloadArgs(['-z'], isBool), /unknown option '-z'/);
+  // A workload without positionals: the word after a flag is its value, so a bad one is refused by name.
+  assert.deepEqual(splitWorkloadArgs(['--flag', 'maybe'], kindOf, builtin), {
+    options: { flag: 'maybe' },
+    args: [],
+  });
+  assert.deepEqual(splitWorkloadArgs(['--flag', '--a', '3'], kindOf, builtin), {
+    options: { flag: true, a: '3' },
+    args: [],
+  });
+  assert.throws(() => splitWorkloadArgs(['--a'], kindOf, smack), /needs a value/);
+  assert.throws(() => splitWorkloadArgs(['--a', '--b', '1'], kindOf, smack), /'--a' needs a value/);
+  assert.deepEqual(splitWorkloadArgs(['--a', '-5'], kindOf, smack).options, { a: '-5' });
+  assert.throws(() => splitWorkloadArgs(['-z'], kindOf, smack), /unknown option '-z'/);
+  // An unknown option is unknown even without a value after it (it used to "need a value").
+  assert.throws(() => splitWorkloadArgs(['--bogus'], kindOf, smack), /unknown option '--bogus'/);
+  assert.throws(() => splitWorkloadArgs(['--bogus=1'], kindOf, smack), /unknown option '--bogus'/);
+});
+
+test('an unknown option names the nearest known one, of the workload or of the command', () => {
+  assert.deepEqual(nearestOptions('--clinets', ['--clients', '--time', '--threads']), ['--clients']);
+  assert.deepEqual(nearestOptions('--tabels', ['--tables', '--table-size']), ['--tables']);
+  assert.deepEqual(nearestOptions('--table_szie', ['--tables', '--table-size']), ['--table-size']);
+  assert.deepEqual(nearestOptions('--bogus', ['--clients', '--time', '--rounds']), []);
+  assert.deepEqual(nearestOptions('--x', ['--q', '--db']), []);
+  const specs: Record<string, OptionSpec> = { prepared: { type: 'bool', default: true, description: '' } };
+  const ctx = { command: 'run', workloadArg: 'select1', commandOptions: ['--clients', '--time'] };
+  const typo = unknownOptionError('clinets', 'select1', specs, ctx);
+  assert.match(typo.message, /^unknown option '--clinets' \(did you mean --clients\?\)$/);
+  const own = unknownOptionError('prepare', 'select1', specs, ctx);
+  assert.match(own.message, /did you mean --prepared\?/);
+  const none = unknownOptionError('bogus', 'select1', specs, ctx);
+  assert.match(none.message, /^unknown option '--bogus': neither run nor select1 has it$/);
+  assert.match(none.hint ?? '', /dbsmack run select1 --help.*dbsmack run --help/);
 });
 
 test('histograms round-trip through base64 and merge exactly', async () => {

@@ -9,6 +9,7 @@ import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../r
 import { type LabelledResult, type ProfiledResult, renderProfileComparison } from '../report/profile.ts';
 import { distinctNames, InputResolver, representativeRuns, seriesOf } from './compare-inputs.ts';
 import { EXIT, UsageError } from './errors.ts';
+import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { say, writeResultFile } from './output.ts';
 import { nonNegativeInt } from './parse.ts';
 
@@ -147,10 +148,7 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
     .option('--alpha <a>', 'significance level', alphaArg, 0.05)
     .option('--seed <n>', 'seed of the bootstrap', nonNegativeInt('--seed'), 1)
     .option('-o, --out <file>', 'also write the comparison JSON to FILE')
-    .option(
-      '--history <path>',
-      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
-    )
+    .addOption(helpDefault(new Option('--history <path>', 'history database'), HISTORY_DEFAULT))
     .option('--debug', 'print stack traces of errors');
   cmd.action((inputs, o) => {
     setExit(

@@ -10,15 +10,13 @@ import { readServerInfo } from '../probe/server-settings.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
 import { InputError } from './errors.ts';
+import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { say } from './output.ts';
 
 /** Add `--history PATH` and `--no-history` to a command (its value: path, false, or undefined). */
 export function addHistoryOptions<C extends Command<unknown[], Record<string, unknown>>>(cmd: C): C {
   cmd.addOption(
-    new Option(
-      '--history <path>',
-      'history database to record into (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
-    ),
+    helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
   );
   cmd.addOption(new Option('--no-history', 'do not record in the history'));
   return cmd;

@@ -7,6 +7,7 @@ import { renderRunText } from '../report/text.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
 import { EXIT, InputError, UsageError } from './errors.ts';
+import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
 
 function openForRead(opt: string | undefined): History {
@@ -26,10 +27,7 @@ function checkFormat(f: string): void {
 /** Register `history` and `show` on the program. */
 export function registerHistory(program: Command, setExit: (code: number) => void): void {
   const historyOpt = (): Option<'--history <path>'> =>
-    new Option(
-      '--history <path>',
-      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
-    );
+    helpDefault(new Option('--history <path>', 'history database'), HISTORY_DEFAULT);
   program
     .command('history')
     .description('list recorded runs and sweeps, newest first')

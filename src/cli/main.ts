@@ -12,12 +12,13 @@ import { builtinNames } from '../workload/registry.ts';
 import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
+import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, type RunOptions, runCommand } from './run.ts';
-import { dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
+import { datadirOption, dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
 import { registerSweep } from './sweep.ts';
 import {
   addSysbenchDbOptions,
@@ -27,6 +28,7 @@ import {
   type SysbenchRunOptions,
   sysbenchDbUrl,
 } from './sysbench-options.ts';
+import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
 let debug = process.argv.includes('--debug');
 let exitCode: number = EXIT.ok;
@@ -34,7 +36,7 @@ let exitCode: number = EXIT.ok;
 function dbOption(): Option<'--db <url>', undefined, string> {
   return new Option(
     '--db <url>',
-    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://… (?connector=dbsmack|mysql2|mariadb|pg: client of the load connections, default dbsmack)',
+    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…; ?connector=dbsmack|mysql2|mariadb|pg picks the client of the load connections (dbsmack when not given)',
   )
     .default(DEFAULT_URL)
     .env('DBSMACK_DB');
@@ -82,6 +84,8 @@ export function buildProgram(): Command {
       'Database load benchmarking for MySQL/MariaDB, PostgreSQL and SQLite: super-smack files, sysbench OLTP workloads, sweeps and comparisons.',
     )
     .version(VERSION, '-V, --version')
+    // before the commands: they inherit it
+    .configureHelp(helpConfig)
     .option('--debug', 'print stack traces of errors')
     .showHelpAfterError('(see dbsmack --help)')
     .exitOverride()
@@ -94,27 +98,48 @@ export function buildProgram(): Command {
     .description(
       'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
     )
-    .argument('<workload>', 'built-in workload name or workload file')
-    .argument('[args...]', 'workload options (--name value) and positional arguments')
+    .usage('[options] <workload> [args...]')
+    .helpOption(false)
+    .argument('[workload]', 'built-in workload name or workload file')
+    .argument('[args...]', 'workload options (--name value), positional arguments, or help')
     .addOption(dbOption())
-    .option('-c, --clients <n>', 'concurrent clients, each with its own connection', positiveInt('--clients'))
-    .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
-    .option('--rounds <r>', 'stop after R events per client', positiveInt('--rounds'))
-    .option(
-      '--events <e>',
-      'stop after E events in total (0: no limit, as sysbench)',
-      nonNegativeInt('--events'),
+    .addOption(
+      helpDefault(
+        new Option('-c, --clients <n>', 'concurrent clients, each with its own connection').argParser(
+          positiveInt('--clients'),
+        ),
+        "1, or a smack file's create_threads",
+      ),
     )
-    .option(
-      '-t, --time <s>',
-      'stop after S seconds (default 10 when no other limit is given; 0: no time limit, as sysbench)',
-      seconds('--time'),
+    .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
+    .addOption(
+      helpDefault(
+        new Option('--rounds <r>', 'stop after R events per client').argParser(positiveInt('--rounds')),
+        "a smack file's set_num_rounds, else no limit",
+      ),
+    )
+    .addOption(
+      helpDefault(
+        new Option(
+          '--events <e>',
+          'stop after E events in total; 0 means no limit, as in sysbench',
+        ).argParser(nonNegativeInt('--events')),
+        'no limit',
+      ),
+    )
+    .addOption(
+      helpDefault(
+        new Option('-t, --time <s>', 'stop after S seconds; 0 means no time limit, as in sysbench').argParser(
+          seconds('--time'),
+        ),
+        '10 when no other limit is given',
+      ),
     )
     .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
     .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
     .option(
       '--report-interval <s>',
-      'timeline interval in seconds (0: the default 1 s, without sysbench interval lines)',
+      'seconds per timeline interval; when given, --format sysbench prints its interval lines (0: intervals of 1 s, no lines)',
       seconds('--report-interval'),
       1,
     )
@@ -137,10 +162,11 @@ export function buildProgram(): Command {
       seconds('--reconnect-timeout'),
       30,
     )
-    .option(
-      '--workers <n>',
-      'load worker threads (default: one per client for SQLite, else one per two cores)',
-      positiveInt('--workers'),
+    .addOption(
+      helpDefault(
+        new Option('--workers <n>', 'load worker threads').argParser(positiveInt('--workers')),
+        'one per client for SQLite, else one per two cores',
+      ),
     )
     .option(
       '--format <fmt>',
@@ -149,22 +175,26 @@ export function buildProgram(): Command {
     )
     .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
     .option('--label <name>', 'label stored with the result')
-    .option('--rand-seed <n>', 'seed of the per-client random generators', nonNegativeInt('--rand-seed'))
+    .addOption(
+      helpDefault(
+        new Option('--rand-seed <n>', 'seed of the per-client random generators').argParser(
+          nonNegativeInt('--rand-seed'),
+        ),
+        'drawn from the clock',
+      ),
+    )
     .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
     .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
     // history (sweep feature): every run is recorded unless --no-history
-    .option(
-      '--history <path>',
-      'history database (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    .addOption(
+      helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
     )
     .option('--no-history', 'do not record this run in the history')
     .option('--debug', 'print stack traces of errors')
+    .addOption(helpFlag())
     // --- super-smack options ---
     .addOption(dbTypeOption())
-    .option(
-      '-D, --datadir <dir>',
-      'smack files: directory of data and dictionary files (default: ~/.cache/dbsmack)',
-    )
+    .addOption(datadirOption())
     .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
     .option('--classic', 'smack files: print only the original Query Barrel Report')
     // --- end of super-smack options ---
@@ -174,8 +204,12 @@ export function buildProgram(): Command {
   const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
   runCmd.action(async (workload, args, o, cmd) => {
     void args;
+    if (await workloadCommandHelp(cmd, workload, (o as { help?: boolean }).help)) return;
     const { rest, options } = runInvocation(o, cmd);
-    exitCode = await runCommand(workload, rest, options);
+    exitCode = await runCommand(workload as string, rest, options, {
+      name: 'run',
+      options: longOptions(cmd),
+    });
   });
   // --- end of sysbench options ---
 
@@ -186,10 +220,17 @@ export function buildProgram(): Command {
     const admin = program
       .command(what)
       .description(what === 'prepare' ? "create and load a workload's tables" : "drop a workload's tables")
-      .argument('<workload>', 'built-in workload name or workload file')
-      .argument('[args...]', 'workload options (--name value)')
+      .usage('[options] <workload> [args...]')
+      .helpOption(false)
+      .argument('[workload]', 'built-in workload name or workload file')
+      .argument('[args...]', 'workload options (--name value), or help')
       .addOption(dbOption())
-      .option('--threads <n>', 'parallel connections for loading', positiveInt('--threads'))
+      .addOption(
+        helpDefault(
+          new Option('--threads <n>', 'parallel connections for loading').argParser(positiveInt('--threads')),
+          '1',
+        ),
+      )
       .option(
         '--connect-timeout <s>',
         'give up connecting after S seconds',
@@ -197,23 +238,26 @@ export function buildProgram(): Command {
         10,
       )
       .option('--debug', 'print stack traces of errors')
+      .addOption(helpFlag())
       .addOption(dbTypeOption())
-      .option('-D, --datadir <dir>', 'smack files: directory of data and dictionary files')
+      .addOption(datadirOption())
       .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
       .allowUnknownOption();
     // --- sysbench options --- (--db-driver/--mysql-*/--pgsql-*)
     addSysbenchDbOptions(admin).action(async (workload, _args, o, cmd) => {
+      if (await workloadCommandHelp(cmd, workload, (o as { help?: boolean }).help)) return;
       const sbUrl =
         cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(o as SysbenchDbOptions) : undefined;
       exitCode = await adminCommand(
         what,
-        workload,
-        [...cmd.args.slice(1), ...smackWorkloadArgs(workload, o)],
+        workload as string,
+        [...cmd.args.slice(1), ...smackWorkloadArgs(workload as string, o)],
         {
           ...o,
           ...(sbUrl !== undefined ? { db: sbUrl } : {}),
           dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
         },
+        { name: what, options: longOptions(cmd), argsOptional: true },
       );
     });
   }

@@ -11,6 +11,7 @@ import { expandCpuList, POLICIES, SchedProbe } from '../probe/server-sched.ts';
 import { registerTextSection } from '../report/formats.ts';
 import { renderProfileText } from '../report/profile.ts';
 import { UsageError } from './errors.ts';
+import { helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
 
 registerTextSection(renderProfileText);
@@ -75,10 +76,12 @@ export function addProfileOptions(cmd: OptionTarget): void {
       '--profile',
       "record where the server waits (performance schema / pg_stat_activity), its threads' scheduling statistics and load",
     ),
-    new Option(
-      '--profile-rate <hz>',
-      'pg_stat_activity samples per second with --profile (default 20)',
-    ).argParser(rateValue),
+    helpDefault(
+      new Option('--profile-rate <hz>', 'pg_stat_activity samples per second with --profile').argParser(
+        rateValue,
+      ),
+      '20',
+    ),
     new Option('--server-pid <pid>', "the server's process id, when dbsmack cannot find it itself").argParser(
       positiveInt('--server-pid'),
     ),
@@ -89,10 +92,12 @@ export function addProfileOptions(cmd: OptionTarget): void {
     new Option('--server-policy <policy>', "set the server threads' scheduling policy for the run").choices(
       POLICIES,
     ),
-    new Option(
-      '--server-priority <p>',
-      'real-time priority with --server-policy fifo|rr (default 1)',
-    ).argParser(priorityValue),
+    helpDefault(
+      new Option('--server-priority <p>', 'real-time priority with --server-policy fifo|rr').argParser(
+        priorityValue,
+      ),
+      '1',
+    ),
     new Option(
       '--server-cpus <list>',
       'pin the server threads to these CPUs for the run, e.g. 0 or 0-1,3',

@@ -16,6 +16,7 @@ import { buildReportModel } from '../report/model.ts';
 import { svgToPng } from '../report/png.ts';
 import { renderCharts } from '../report/render-svg.ts';
 import { InputError, UsageError, UserError } from './errors.ts';
+import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { say } from './output.ts';
 
 export interface ReportOptions {
@@ -114,15 +115,19 @@ export function registerReport(program: Command): void {
     .option('--svg <dir>', 'write each chart as DIR/CHART.svg')
     .option('--png <dir>', 'write each chart as DIR/CHART.png')
     .option('--markdown <file>', 'write the tables as Markdown with links to the chart images')
-    .option('--title <text>', 'title of the report (default: workload and labels)')
+    .addOption(
+      helpDefault(new Option('--title <text>', 'title of the report'), 'the workload and the labels'),
+    )
     .addOption(
       new Option('--metric <m>', 'what the computed ratio table compares (as compare --metric)')
         .choices(['qps', 'p95', 'p99'] as const)
         .default('qps' as const),
     )
-    .option(
-      '--history <path>',
-      'history database to look ids and labels up in (default $DBSMACK_HISTORY, else ~/.local/share/dbsmack/history.sqlite)',
+    .addOption(
+      helpDefault(
+        new Option('--history <path>', 'history database to look ids and labels up in'),
+        HISTORY_DEFAULT,
+      ),
     )
     .option('--debug', 'print stack traces of errors')
     .action(async (inputs, o) => {

@@ -6,7 +6,7 @@ import { DbError } from '../driver/errors.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
-import { withAdminContext } from '../engine/admin.ts';
+import { AdminConnectError, withAdminContext } from '../engine/admin.ts';
 import { defaultWorkers, StartError } from '../engine/engine.ts';
 import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
@@ -14,10 +14,11 @@ import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress } from '../report/progress.ts';
 import { sysbenchIntervalLines } from '../report/sysbench.ts';
-import { parseWorkloadOptions } from '../workload/options.ts';
+import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
+import { workloadHelp } from './help.ts';
 import { attachServerInfo, recordRun } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
@@ -61,32 +62,102 @@ export interface ResolvedWorkload {
   workload: Workload;
   ref: WorkloadRef;
   options: Record<string, unknown>;
+  /** `WORKLOAD help` (sysbench's form): print the workload's help instead of running anything. */
+  help?: boolean;
 }
 
-/** Load the workload in the main thread too: its option specs drive argument parsing and validation. */
-export async function resolveWorkload(arg: string, rest: readonly string[]): Promise<ResolvedWorkload> {
+/** The command a workload is resolved for: its name and own options, for errors and help. */
+export interface WorkloadCommand {
+  /** `run`, `prepare`, `cleanup`, `sweep`. */
+  name: string;
+  /** Its long options (`--clients` …): an unknown option may be a typo of one of them. */
+  options: readonly string[];
+  /** prepare and cleanup: a smack file needs no `$1 $2` (only its `main` reads them). */
+  argsOptional?: boolean;
+}
+
+const RUN_COMMAND: WorkloadCommand = { name: 'run', options: [] };
+
+/**
+ * Load the workload in the main thread too: its option specs drive argument parsing and validation.
+ * Words after the workload are its options (unknown ones are refused with the nearest known option of the
+ * workload or the command) and its positional arguments; a workload that takes none (everything but a
+ * smack file) refuses stray words, except a lone `help`, which asks for the workload's help.
+ */
+export async function resolveWorkload(
+  arg: string,
+  rest: readonly string[],
+  command: WorkloadCommand = RUN_COMMAND,
+): Promise<ResolvedWorkload> {
   const refName = resolveWorkloadArg(arg);
-  const probe: WorkloadRef = { ref: refName, rawOptions: {}, args: [] };
-  // A smack file needs its $1 $2 … to compile; parse positionals before loading it.
-  const first = splitWorkloadArgs(rest, () => false);
-  probe.args = first.args;
-  const workload = await loadWorkload(probe);
-  const specs = workload.options ?? {};
-  const { options: raw, args } = splitWorkloadArgs(rest, (n) => specs[n.replace(/-/g, '_')]?.type === 'bool');
-  const options = parseWorkloadOptions(workload.name, workload.options, raw);
-  const ref: WorkloadRef = { ref: refName, rawOptions: raw, args };
-  const same = args.join('\0') === probe.args.join('\0') && Object.keys(raw).length === 0;
-  const final = same ? workload : await loadWorkload(ref);
+  // The option specs first (a smack file compiles without its $1 $2 … for that), then the words.
+  const probe = await loadWorkload({ ref: refName, rawOptions: {}, args: [], argsOptional: true });
+  const specs = probe.options ?? {};
+  const ctx = { command: command.name, workloadArg: arg, commandOptions: command.options };
+  const takesArgs = probe.positionals !== undefined;
+  const { options: raw, args } = splitWorkloadArgs(
+    rest,
+    (n) => {
+      const spec = specs[normalizeOptionName(n)];
+      return spec === undefined ? 'unknown' : spec.type === 'bool' ? 'bool' : 'value';
+    },
+    {
+      positionals: takesArgs,
+      unknown: (n) => {
+        throw unknownOptionError(n, probe.name, specs, ctx);
+      },
+      help: `see dbsmack ${command.name} --help`,
+    },
+  );
+  if (args.length === 1 && args[0] === 'help') {
+    return { workload: probe, ref: { ref: refName, rawOptions: raw, args: [] }, options: {}, help: true };
+  }
+  if (args.length > 0 && !takesArgs) {
+    throw new UsageError(
+      `${probe.name} takes no arguments, got ${args.map((a) => `'${a}'`).join(' ')}`,
+      `its options go as --name value: dbsmack ${command.name} ${arg} --help`,
+    );
+  }
+  const options = parseWorkloadOptions(probe.name, probe.options, raw, ctx);
+  const ref: WorkloadRef = {
+    ref: refName,
+    rawOptions: raw,
+    args,
+    ...(command.argsOptional ? { argsOptional: true } : {}),
+  };
+  // A smack file compiles its main with the arguments and options now; built-ins and modules are the same
+  // object either way.
+  const final = takesArgs || Object.keys(raw).length > 0 ? await loadWorkload(ref) : probe;
   return { workload: final, ref, options };
 }
+
+/**
+ * Server codes of a refused login, on every connector: MySQL/MariaDB 1045 (wrong password), 1698 (MariaDB:
+ * no password given, or a unix_socket account reached over another user), 1044 (no access to that
+ * database), 1251/2059 (authentication method not supported); PostgreSQL 28P01 (wrong password) and 28000
+ * (no such role, or refused by pg_hba.conf).
+ */
+export const AUTH_FAILURE_CODES: ReadonlySet<string> = new Set([
+  '1045',
+  '1698',
+  '1044',
+  '1251',
+  '2059',
+  '28P01',
+  '28000',
+]);
+/** An unknown database: MySQL 1049, PostgreSQL 3D000. */
+const UNKNOWN_DATABASE_CODES: ReadonlySet<string> = new Set(['1049', '3D000']);
 
 export function connectHint(code: string): string | undefined {
   if (code === 'ECONNREFUSED') return 'is the server running and listening on that host and port?';
   if (code === 'ENOENT') return 'no such socket: is the server running, and is the socket path right?';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
   if (code === 'ETIMEDOUT') return 'the server did not answer in time (--connect-timeout)';
-  if (code === '1045' || code === '28P01' || code === '28000') return 'check the user name and password';
-  if (code === '1049' || code === '3D000') return 'the database does not exist: create it first';
+  if (AUTH_FAILURE_CODES.has(code)) return 'check the user name and password';
+  if (UNKNOWN_DATABASE_CODES.has(code)) return 'the database does not exist: create it first';
+  if (code === '1040' || code === '53300')
+    return "the server has no connection left: lower --clients or raise the server's max_connections";
   if (code === 'SQLITE_CANTOPEN') return 'check that the directory exists and is writable';
   return undefined;
 }
@@ -112,18 +183,58 @@ export function startErrorToUserError(e: StartError, target: Target): UserError 
   );
 }
 
-export function adminError(e: unknown, target: Target, what: string): never {
+/** Is this error a failure to connect (exit 3), whatever phase it came from? */
+function isConnectFailure(e: DbError): boolean {
+  return (
+    e.kind === 'reconnect' ||
+    AUTH_FAILURE_CODES.has(e.code) ||
+    UNKNOWN_DATABASE_CODES.has(e.code) ||
+    e.code === 'SQLITE_CANTOPEN'
+  );
+}
+
+/** "Table exists": MySQL 1050, PostgreSQL 42P07 (duplicate table), SQLite's message. */
+function isTableExists(e: DbError): boolean {
+  return (
+    e.code === '1050' ||
+    e.code === '42P07' ||
+    (e.code.startsWith('SQLITE') && /already exists/i.test(e.message))
+  );
+}
+
+/** What an admin failure is reported with: the command's action, and for `prepare` the cleanup to run. */
+export interface AdminErrorContext {
+  /** The command whose work failed: `prepare`, `cleanup`, `run`, `sweep`. */
+  action: string;
+  /** The `dbsmack cleanup …` command line for the same workload and target, for "tables exist". */
+  cleanup?: string;
+}
+
+/**
+ * Turn an error of prepare, cleanup or a run's set-up (its `check`, a smack file's tables) into the user
+ * error it is: a connection that could not be opened is "cannot connect" (exit 3, with the hint);
+ * `prepare` over tables that exist names `cleanup` (exit 2); anything else names the command (exit 4).
+ */
+export function adminError(e: unknown, target: Target, ctx: AdminErrorContext): never {
   if (e instanceof UserError) throw e;
-  if (e instanceof DbError) {
-    if (e.kind === 'reconnect' || ['1045', '28P01', '1049', '3D000', 'SQLITE_CANTOPEN'].includes(e.code)) {
+  const connectFailed = e instanceof AdminConnectError;
+  const err = e instanceof AdminConnectError ? e.error : e;
+  if (err instanceof DbError) {
+    if (connectFailed || isConnectFailure(err)) {
       throw new ConnectError(
-        `cannot connect to ${target.redactedUrl}: ${e.message}`,
-        e.code,
-        connectHint(e.code),
+        `cannot connect to ${target.redactedUrl}: ${err.message}`,
+        err.code,
+        connectHint(err.code),
+      );
+    }
+    if (ctx.cleanup !== undefined && isTableExists(err)) {
+      throw new UsageError(
+        `${ctx.action}: the tables exist already in ${target.redactedUrl} (${err.code}: ${err.message})`,
+        `drop them first with \`${ctx.cleanup}\`, or run the workload on them as they are`,
       );
     }
     throw new UserError(
-      `${what} failed on ${target.redactedUrl}: ${e.code}: ${e.message}`,
+      `${ctx.action} failed on ${target.redactedUrl}: ${err.code}: ${err.message}`,
       undefined,
       EXIT.runFailed,
     );
@@ -199,8 +310,11 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
   };
 }
 
-/** Run once with the command's error mapping: start failures become user errors with exit codes. */
-export async function runWithErrors(input: RunInput): Promise<RunResult | undefined> {
+/**
+ * Run once with the command's error mapping: start failures become user errors with exit codes, named
+ * after `action` (the command: `run`, `sweep`).
+ */
+export async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
   const target = input.plan.target;
   try {
     return await runOnce(input);
@@ -209,16 +323,25 @@ export async function runWithErrors(input: RunInput): Promise<RunResult | undefi
       if (e.error.code === 'INTERRUPTED') return undefined;
       throw startErrorToUserError(e, target);
     }
-    return adminError(e, target, 'prepare');
+    return adminError(e, target, { action });
   }
 }
 
-export async function runCommand(arg: string, rest: readonly string[], o: RunOptions): Promise<number> {
+export async function runCommand(
+  arg: string,
+  rest: readonly string[],
+  o: RunOptions,
+  command: WorkloadCommand = RUN_COMMAND,
+): Promise<number> {
   const render = getFormat(o.format);
   if (render === undefined) {
     throw new UsageError(`unknown format '${o.format}'`, `formats: ${formatNames().join(', ')}`);
   }
-  const resolved = await resolveWorkload(arg, rest);
+  const resolved = await resolveWorkload(arg, rest, command);
+  if (resolved.help) {
+    process.stdout.write(workloadHelp(command.name, arg, resolved.workload));
+    return EXIT.ok;
+  }
   // A smack file's client blocks give the target unless --db is given.
   const target =
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
@@ -240,23 +363,26 @@ export async function runCommand(arg: string, rest: readonly string[], o: RunOpt
   let result: RunResult | undefined;
   progress.runStarted(plan.clients);
   try {
-    result = await runWithErrors({
-      plan,
-      workload: resolved.workload,
-      options: resolved.options,
-      workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
-      probes,
-      ...(o.label !== undefined ? { label: o.label } : {}),
-      onInterval: (p: IntervalPoint) => {
-        if (o.format !== 'sysbench') progress.interval(p);
-        // sysbench prints whole intervals only, in its own layout
-        else if (sysbenchLive && p.dur >= plan.reportIntervalS - 1e-6) {
-          progress.log(sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n'));
-        }
+    result = await runWithErrors(
+      {
+        plan,
+        workload: resolved.workload,
+        options: resolved.options,
+        workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
+        probes,
+        ...(o.label !== undefined ? { label: o.label } : {}),
+        onInterval: (p: IntervalPoint) => {
+          if (o.format !== 'sysbench') progress.interval(p);
+          // sysbench prints whole intervals only, in its own layout
+          else if (sysbenchLive && p.dur >= plan.reportIntervalS - 1e-6) {
+            progress.log(sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n'));
+          }
+        },
+        log: (m: string) => progress.log(redactSecrets(m)),
+        controller,
       },
-      log: (m: string) => progress.log(redactSecrets(m)),
-      controller,
-    });
+      'run',
+    );
   } finally {
     progress.runFinished(
       result && {
@@ -289,6 +415,25 @@ export function emitResult(
   if (!(o.quiet && o.out)) process.stdout.write(redactSecrets(render(result, ro)));
 }
 
+/**
+ * The command line of `command` for this workload with the options it was given (the URL redacted), for
+ * hints such as "drop them first with `dbsmack cleanup …`".
+ */
+export function commandLine(
+  command: string,
+  arg: string,
+  ref: WorkloadRef,
+  target: Target | undefined,
+): string {
+  const words = ['dbsmack', command, arg];
+  if (target !== undefined) words.push('--db', target.redactedUrl);
+  for (const [name, v] of Object.entries(ref.rawOptions)) {
+    words.push(`--${name.replace(/_/g, '-')}`);
+    if (v !== true) words.push(String(v));
+  }
+  return words.join(' ');
+}
+
 export interface AdminOptions extends TargetOptions {
   threads?: number;
 }
@@ -299,8 +444,13 @@ export async function adminCommand(
   arg: string,
   rest: readonly string[],
   o: AdminOptions,
+  command: WorkloadCommand = { name: what, options: [], argsOptional: true },
 ): Promise<number> {
-  const { workload, options } = await resolveWorkload(arg, rest);
+  const { workload, options, ref, help } = await resolveWorkload(arg, rest, command);
+  if (help) {
+    process.stdout.write(workloadHelp(what, arg, workload));
+    return EXIT.ok;
+  }
   const target = !o.dbGiven && workload.defaultTarget ? workload.defaultTarget() : parseTarget(o.db);
   const fn = workload[what];
   if (fn === undefined) {
@@ -316,7 +466,14 @@ export async function adminCommand(
     say,
     fn.bind(workload),
     o.dbGiven === true,
-  ).catch((e: unknown) => adminError(e, target, what));
+  ).catch((e: unknown) =>
+    adminError(e, target, {
+      action: what,
+      ...(what === 'prepare'
+        ? { cleanup: commandLine('cleanup', arg, ref, o.dbGiven ? target : undefined) }
+        : {}),
+    }),
+  );
   say(
     `dbsmack: ${what} ${workload.name} on ${target.redactedUrl}: done in ${((Date.now() - t0) / 1000).toFixed(2)} s`,
   );

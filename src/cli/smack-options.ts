@@ -4,6 +4,7 @@
  */
 import { Option } from '@commander-js/extra-typings';
 import { UsageError } from './errors.ts';
+import { helpDefault } from './help.ts';
 
 export interface SmackCliOptions {
   dbType?: string;
@@ -12,15 +13,20 @@ export interface SmackCliOptions {
 }
 
 export const dbTypeOption = (): Option<'-d, --db-type <type>', undefined, undefined, string> =>
-  new Option(
-    '-d, --db-type <type>',
-    'smack files: back-end of the client blocks when --db is not given: sqlite, mysql or pg (default sqlite)',
-  ).choices(['sqlite', 'mysql', 'pg']) as unknown as Option<
-    '-d, --db-type <type>',
-    undefined,
-    undefined,
-    string
-  >;
+  helpDefault(
+    new Option(
+      '-d, --db-type <type>',
+      'smack files: back-end of the client blocks when --db is not given',
+    ).choices(['sqlite', 'mysql', 'pg']),
+    'sqlite',
+  ) as unknown as Option<'-d, --db-type <type>', undefined, undefined, string>;
+
+/** `-D DIR`: where a smack file's relative data, dictionary and result files are. */
+export const datadirOption = (): Option<'-D, --datadir <dir>'> =>
+  helpDefault(
+    new Option('-D, --datadir <dir>', 'smack files: directory of data and dictionary files'),
+    '~/.cache/dbsmack',
+  );
 
 /** Workload options to append to the workload's arguments. */
 export function smackWorkloadArgs(workload: string, o: SmackCliOptions): string[] {

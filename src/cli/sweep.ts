@@ -6,7 +6,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
+import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
 import { redactSecrets } from '../driver/redact.ts';
@@ -19,6 +19,7 @@ import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { EXIT, UsageError } from './errors.ts';
+import { helpDefault, workloadHelp } from './help.ts';
 import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
 import { say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
@@ -30,10 +31,28 @@ import {
   type RunOptions,
   resolveWorkload,
   runWithErrors,
+  type WorkloadCommand,
 } from './run.ts';
+import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
 /** Options of `run` that sweep defines its own way. */
-const OWN = new Set(['--clients', '--threads', '--format', '--out', '--label', '--history', '--no-history']);
+const OWN = new Set([
+  '--clients',
+  '--threads',
+  '--format',
+  '--out',
+  '--label',
+  '--history',
+  '--no-history',
+  '--help',
+]);
+
+/**
+ * Runs per client count when `--repeat` is not given: 5, so that the default comparison of two sweeps can
+ * reach a verdict with the exact Mann–Whitney test (5 against 5: the smallest two-sided p is 2/252 = 0.008,
+ * below 0.05 even with one pair of runs out of order, 4/252 = 0.016; 3 against 3 cannot go below 0.10).
+ */
+export const DEFAULT_REPEAT = 5;
 
 /** Parse `1,2,4,8`: positive integers, duplicates dropped, order kept. */
 export function parseClientList(v: string): number[] {
@@ -89,6 +108,7 @@ async function sweepCommand(
   rest: readonly string[],
   run: RunOptions,
   o: SweepOptions,
+  command: WorkloadCommand,
 ): Promise<number> {
   if (o.format !== 'text' && o.format !== 'json') {
     throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
@@ -96,12 +116,20 @@ async function sweepCommand(
   // A smack file takes its client count as $1: compile it once per client count.
   const smack = isSmack(arg);
   const perClients = new Map<number, ResolvedWorkload>();
-  const common = smack ? undefined : await resolveWorkload(arg, rest);
+  // `sweep WORKLOAD help` (and, for a smack file, the words checked before $1 is put in front of them)
+  const first = await resolveWorkload(arg, rest, { ...command, argsOptional: smack });
+  if (first.help) {
+    process.stdout.write(workloadHelp('sweep', arg, first.workload));
+    return EXIT.ok;
+  }
+  if (o.clients.length === 0)
+    throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
+  const common = smack ? undefined : first;
   const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
     if (common) return common;
     let w = perClients.get(c);
     if (!w) {
-      w = await resolveWorkload(arg, [String(c), ...rest]);
+      w = await resolveWorkload(arg, [String(c), ...rest], command);
       perClients.set(c, w);
     }
     return w;
@@ -188,17 +216,20 @@ async function sweepCommand(
       const w = await workloadFor(step.clients);
       const plan = planFrom({ ...run, clients: step.clients }, target, w);
       progress.runStarted(step.clients, step.repeat);
-      const result = await runWithErrors({
-        plan,
-        workload: w.workload,
-        options: w.options,
-        workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
-        label,
-        probes,
-        onInterval: (p: IntervalPoint) => progress.interval(p),
-        log,
-        controller,
-      });
+      const result = await runWithErrors(
+        {
+          plan,
+          workload: w.workload,
+          options: w.options,
+          workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
+          label,
+          probes,
+          onInterval: (p: IntervalPoint) => progress.interval(p),
+          log,
+          controller,
+        },
+        'sweep',
+      );
       // No summary: the sweep's own line per run (below, with stalls and the profile) says it once.
       progress.runFinished();
       if (result === undefined) break;
@@ -284,46 +315,59 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
     .description(
       'run a workload at each of several client counts, several times each; judge stability; record every run',
     )
+    .usage('[options] <workload> [args...]')
+    .helpOption(false)
     .argument(
-      '<workload>',
+      '[workload]',
       'built-in workload name or workload file (a smack file gets the client count as $1)',
     )
-    .argument('[args...]', 'workload options (--name value), options of run, and positional arguments')
+    .argument('[args...]', 'workload options (--name value), options of run, positional arguments, or help')
     .option('-c, --clients <list>', 'client counts, e.g. 1,2,4,8,16,32,64,128 (required)', parseClientList)
     .option('--threads <list>', 'alias of --clients (sysbench)', parseClientList)
-    .option('--repeat <n>', 'runs per client count', positiveInt('--repeat'), 3)
+    .option('--repeat <n>', 'runs per client count', positiveInt('--repeat'), DEFAULT_REPEAT)
     .option(
       '--interleave',
       'run the client counts in turn for each repeat, so that drift spreads over all of them',
     )
     .option('--pause <s>', 'seconds to wait between runs', seconds('--pause'), 0)
-    .option('--label <name>', 'label of the sweep and its runs in the history (default WORKLOAD-DATE-TIME)')
+    .addOption(
+      helpDefault(
+        new Option('--label <name>', 'label of the sweep and its runs in the history'),
+        'WORKLOAD-YYYYMMDD-HHMMSS',
+      ),
+    )
     .option('-o, --out <file>', 'write the sweep JSON (dbsmack/sweep@1) to FILE, rewritten after every run')
     .option('--format <fmt>', 'what to print on stdout at the end: text or json', 'text');
   addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
   for (const opt of runCmd?.options ?? []) {
     if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
   }
+  cmd.addOption(helpFlag());
   cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
     const all = c.opts() as Record<string, unknown>;
-    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined);
-    if (!clients)
-      throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
+    if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return;
+    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined) ?? [];
     // The runs take run's own mapping; the sweep decides clients, format and output per run.
     const inv = toRun(all, c);
     const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
-    const code = await sweepCommand(workload, inv.rest, run, {
-      clients,
-      repeat: all.repeat as number,
-      interleave: all.interleave === true,
-      format: all.format as string,
-      pause: all.pause as number,
-      ...(all.label !== undefined ? { label: all.label as string } : {}),
-      ...(all.out !== undefined ? { out: all.out as string } : {}),
-      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
-      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
-      ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
-    });
+    const code = await sweepCommand(
+      workload as string,
+      inv.rest,
+      run,
+      {
+        clients,
+        repeat: all.repeat as number,
+        interleave: all.interleave === true,
+        format: all.format as string,
+        pause: all.pause as number,
+        ...(all.label !== undefined ? { label: all.label as string } : {}),
+        ...(all.out !== undefined ? { out: all.out as string } : {}),
+        ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+        ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+        ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
+      },
+      { name: 'sweep', options: longOptions(c) },
+    );
     setExit(code);
   });
 }

@@ -7,6 +7,7 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { registerSecret } from '../driver/redact.ts';
 import type { RatePlan } from '../engine/protocol.ts';
 import { UsageError } from './errors.ts';
+import { helpDefault } from './help.ts';
 import { seconds } from './parse.ts';
 
 export interface SysbenchDbOptions {
@@ -35,20 +36,21 @@ export interface SysbenchRunOptions extends SysbenchDbOptions {
 /** Add `--db-driver` and the `--mysql-*`/`--pgsql-*` options (run, prepare, cleanup). */
 // biome-ignore lint/suspicious/noExplicitAny: commander's typed builder changes type with every option
 export function addSysbenchDbOptions<C extends Command<any, any, any>>(cmd: C): C {
-  const opt = (flags: string, help: string): Option => new Option(flags, help);
+  const opt = (flags: string, help: string, shown?: string): Option =>
+    shown === undefined ? new Option(flags, help) : helpDefault(new Option(flags, help), shown);
   for (const o of [
     opt('--db-driver <name>', 'sysbench style: mysql or pgsql (with --mysql-*/--pgsql-*, instead of --db)'),
-    opt('--mysql-host <host>', 'sysbench style: MySQL host (first of a list)'),
-    opt('--mysql-port <port>', 'sysbench style: MySQL port'),
+    opt('--mysql-host <host>', 'sysbench style: MySQL host (first of a list)', 'localhost'),
+    opt('--mysql-port <port>', 'sysbench style: MySQL port', '3306'),
     opt('--mysql-socket <path>', 'sysbench style: MySQL socket'),
-    opt('--mysql-user <user>', 'sysbench style: MySQL user (default sbtest)'),
+    opt('--mysql-user <user>', 'sysbench style: MySQL user', 'sbtest'),
     opt('--mysql-password <pw>', 'sysbench style: MySQL password'),
-    opt('--mysql-db <db>', 'sysbench style: MySQL database (default sbtest)'),
-    opt('--pgsql-host <host>', 'sysbench style: PostgreSQL host'),
-    opt('--pgsql-port <port>', 'sysbench style: PostgreSQL port'),
-    opt('--pgsql-user <user>', 'sysbench style: PostgreSQL user (default sbtest)'),
+    opt('--mysql-db <db>', 'sysbench style: MySQL database', 'sbtest'),
+    opt('--pgsql-host <host>', 'sysbench style: PostgreSQL host', 'localhost'),
+    opt('--pgsql-port <port>', 'sysbench style: PostgreSQL port', '5432'),
+    opt('--pgsql-user <user>', 'sysbench style: PostgreSQL user', 'sbtest'),
     opt('--pgsql-password <pw>', 'sysbench style: PostgreSQL password'),
-    opt('--pgsql-db <db>', 'sysbench style: PostgreSQL database (default sbtest)'),
+    opt('--pgsql-db <db>', 'sysbench style: PostgreSQL database', 'sbtest'),
   ]) {
     cmd.addOption(o);
   }
@@ -59,16 +61,19 @@ export function addSysbenchDbOptions<C extends Command<any, any, any>>(cmd: C): 
 // biome-ignore lint/suspicious/noExplicitAny: see above
 export function addSysbenchRunOptions<C extends Command<any, any, any>>(cmd: C): C {
   cmd.addOption(
-    new Option(
-      '--rate <n>',
-      'open loop: start N events per second in total (Poisson arrivals); 0 = closed loop',
-    ).argParser((v: string) => {
-      const n = Number(v);
-      if (v.trim() === '' || !Number.isFinite(n) || n < 0) {
-        throw new UsageError(`--rate expects a number of events per second, got '${v}'`);
-      }
-      return n;
-    }),
+    helpDefault(
+      new Option(
+        '--rate <n>',
+        'open loop: start N events per second in total, at the times --rate-shape draws; 0 is the closed loop',
+      ).argParser((v: string) => {
+        const n = Number(v);
+        if (v.trim() === '' || !Number.isFinite(n) || n < 0) {
+          throw new UsageError(`--rate expects a number of events per second, got '${v}'`);
+        }
+        return n;
+      }),
+      '0',
+    ),
   );
   cmd.addOption(
     new Option('--rate-shape <shape>', 'arrivals under --rate: poisson (as sysbench) or constant (as wrk2)')
@@ -86,16 +91,19 @@ export function addSysbenchRunOptions<C extends Command<any, any, any>>(cmd: C):
       .default(1),
   );
   cmd.addOption(
-    new Option(
-      '--percentile <p>',
-      'latency percentile for the sysbench report and intervals (1-100, 0 = off)',
-    ).argParser((v: string) => {
-      const n = Number(v);
-      if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) {
-        throw new UsageError(`--percentile expects a number from 0 to 100, got '${v}'`);
-      }
-      return n;
-    }),
+    helpDefault(
+      new Option(
+        '--percentile <p>',
+        'latency percentile for the sysbench report and intervals (1-100, 0 = off)',
+      ).argParser((v: string) => {
+        const n = Number(v);
+        if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) {
+          throw new UsageError(`--percentile expects a number from 0 to 100, got '${v}'`);
+        }
+        return n;
+      }),
+      '95',
+    ),
   );
   return cmd;
 }

@@ -1,6 +1,21 @@
+import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
 import type { Connection, Target } from '../driver/types.ts';
 import type { AdminContext } from '../workload/types.ts';
+
+/**
+ * A connection of `prepare`, `cleanup` or a run's `check` could not be opened (refused login, unknown
+ * database, server down). Like a load client's failure in the engine's connect phase, it is reported as
+ * "cannot connect" (exit 3) whatever the server's code, not as a failure of the work itself.
+ */
+export class AdminConnectError extends Error {
+  override readonly name = 'AdminConnectError';
+  readonly error: DbError;
+  constructor(error: DbError) {
+    super(error.message);
+    this.error = error;
+  }
+}
 
 /**
  * Open the connection(s) a workload's `prepare` or `cleanup` needs, in the main thread, and close them all
@@ -18,7 +33,12 @@ export async function withAdminContext<T>(
   const driver = await loadDriver(target.driver);
   const opened: Connection[] = [];
   const open = async (): Promise<Connection> => {
-    const c = await driver.connect(target, { connectTimeoutMs });
+    let c: Connection;
+    try {
+      c = await driver.connect(target, { connectTimeoutMs });
+    } catch (e) {
+      throw new AdminConnectError(asDbError(e));
+    }
     opened.push(c);
     return c;
   };

@@ -9,6 +9,87 @@ export function normalizeOptionName(name: string): string {
 const TRUE = new Set(['on', 'true', 'yes', '1']);
 const FALSE = new Set(['off', 'false', 'no', '0']);
 
+/** Where workload options were given, for error messages that point at the right help. */
+export interface OptionContext {
+  /** The command (`run`, `prepare`, `cleanup`, `sweep`). */
+  command: string;
+  /** The WORKLOAD argument as typed (`oltp_read_write`, `./kv.ts`). */
+  workloadArg: string;
+  /** The command's own long options (`--clients`, `--time` …): an unknown word may be a typo of one. */
+  commandOptions: readonly string[];
+}
+
+/** Edit distance with adjacent transpositions (`clinets` → `clients` is 1). */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The known options nearest to an unknown one (`--clinets` → `--clients`): at most two edits away and
+ * sharing more than 40% of the word, as commander suggests for the commands it knows whole. Dashes and
+ * underscores are the same (`--table_size` is `--table-size`).
+ */
+export function nearestOptions(unknown: string, known: readonly string[]): string[] {
+  const norm = (s: string): string => s.replace(/^-+/, '').replace(/_/g, '-').toLowerCase();
+  const word = norm(unknown);
+  let best = 3;
+  let out: string[] = [];
+  for (const k of new Set(known)) {
+    const d = distance(word, norm(k));
+    if (d > 2 || (word.length - d) / word.length <= 0.4 || d > best) continue;
+    if (d < best) {
+      best = d;
+      out = [];
+    }
+    out.push(k);
+  }
+  return out;
+}
+
+/** `--table-size` for the spec named `table_size`. */
+export const optionFlag = (name: string): string => `--${name.replace(/_/g, '-')}`;
+
+/**
+ * The error for an option that neither the command nor the workload has: says so, with the nearest known
+ * option of either when the word looks like a typo of one, and where both lists of options are.
+ */
+export function unknownOptionError(
+  rawName: string,
+  workload: string,
+  specs: Record<string, OptionSpec> | undefined,
+  ctx?: OptionContext,
+): UsageError {
+  const flag = `--${rawName.replace(/^-+/, '')}`;
+  const own = Object.keys(specs ?? {}).map(optionFlag);
+  const near = nearestOptions(flag, [...own, ...(ctx?.commandOptions ?? [])]);
+  if (ctx === undefined) {
+    return new UsageError(
+      `unknown option '${flag}' for workload ${workload}${near.length > 0 ? ` (did you mean ${near.join(' or ')}?)` : ''}`,
+      own.length > 0 ? `its options are: ${own.join(', ')}` : `${workload} takes no options of its own`,
+    );
+  }
+  const whose =
+    own.length > 0 ? `dbsmack ${ctx.command} ${ctx.workloadArg} --help for the options of ${workload}, ` : '';
+  return new UsageError(
+    near.length > 0
+      ? `unknown option '${flag}' (did you mean ${near.join(' or ')}?)`
+      : `unknown option '${flag}': neither ${ctx.command} nor ${workload} has it`,
+    `see ${whose}dbsmack ${ctx.command} --help for the options of ${ctx.command}${own.length === 0 ? ` (${workload} has none of its own)` : ''}`,
+  );
+}
+
 /**
  * Parse raw option values (strings from the command line, or booleans for bare flags) against a workload's
  * option specs, filling defaults. Unknown options and bad values are usage errors naming the option.
@@ -17,6 +98,7 @@ export function parseWorkloadOptions(
   workload: string,
   specs: Record<string, OptionSpec> | undefined,
   raw: Record<string, string | boolean>,
+  ctx?: OptionContext,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const s = specs ?? {};
@@ -24,15 +106,7 @@ export function parseWorkloadOptions(
   for (const [rawName, value] of Object.entries(raw)) {
     const name = normalizeOptionName(rawName);
     const spec = s[name];
-    if (spec === undefined) {
-      const known = Object.keys(s);
-      throw new UsageError(
-        `unknown option '--${rawName.replace(/^-+/, '')}' for workload ${workload}`,
-        known.length > 0
-          ? `its options are: ${known.map((k) => `--${k.replace(/_/g, '-')}`).join(', ')}`
-          : `${workload} takes no options of its own; see dbsmack run --help`,
-      );
-    }
+    if (spec === undefined) throw unknownOptionError(rawName, workload, specs, ctx);
     out[name] = convert(name, spec, value);
   }
   return out;

@@ -117,6 +117,8 @@ export interface OptionSpec {
   description: string;
   /** Allowed values for a string option. */
   choices?: readonly string[];
+  /** What the help shows as the default when `default` does not say it (one worked out at run time). */
+  defaultText?: string;
   /** Smallest and largest allowed values of a numeric option. */
   min?: number;
   max?: number;
@@ -127,6 +129,11 @@ export interface Workload {
   name: string;
   description?: string;
   options?: Record<string, OptionSpec>;
+  /**
+   * The positional arguments it takes (a smack file's `$1 $2 …`), for its help. A workload without this
+   * takes none: words after it on the command line are refused.
+   */
+  positionals?: readonly { name: string; description: string }[];
   /** Run defaults the workload brings (a smack file's `create_threads` and `set_num_rounds`). */
   defaults?: { clients?: number; rounds?: number };
   /** Per-client connection override (a smack `client` block's host/user/db), applied unless `--db` is given. */
@@ -169,4 +176,9 @@ export interface WorkloadRef {
   rawOptions: Record<string, string | boolean>;
   /** Positional arguments after the workload (a smack file's $1 $2 …). */
   args: string[];
+  /**
+   * Arguments may be missing (`prepare`, `cleanup`, help: a smack file then leaves out its `main`, which
+   * alone reads them). Never set for a run.
+   */
+  argsOptional?: boolean;
 }

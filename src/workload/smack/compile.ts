@@ -21,6 +21,7 @@ import type {
   TableDef,
   Value,
 } from './model.ts';
+import { smackPositionals } from './positionals.ts';
 import { compileTemplate } from './template.ts';
 
 export const CLIENT_STATS = ['max_connect_time', 'min_connect_time', 'avg_connect_time'] as const;
@@ -53,7 +54,19 @@ function props(b: Block): Map<string, Property> {
 }
 
 /** `$0` is the file, `$1 $2 …` the arguments after it. */
-export function compileSmack(prog: SmackProgram, args: readonly string[]): SmackModel {
+export interface CompileOptions {
+  /**
+   * When fewer arguments are given than `main` reads, leave `main` out (no client groups) instead of
+   * failing: `prepare`, `cleanup` and the workload's help need only the tables and the definitions.
+   */
+  argsOptional?: boolean;
+}
+
+export function compileSmack(
+  prog: SmackProgram,
+  args: readonly string[],
+  o: CompileOptions = {},
+): SmackModel {
   const file = prog.file;
   const err = (pos: Pos, msg: string, hint?: string): never => {
     throw new SmackError(file, pos, msg, hint);
@@ -203,7 +216,11 @@ export function compileSmack(prog: SmackProgram, args: readonly string[]): Smack
     }
   }
 
-  const groups = runMain(prog.main, clients, queries, file, args, prog.mainPos);
+  const needed = Math.max(0, ...smackPositionals(prog).map((p) => p.index));
+  const groups =
+    o.argsOptional && args.length < needed
+      ? []
+      : runMain(prog.main, clients, queries, file, args, prog.mainPos);
   for (const g of groups) {
     for (const a of g.client.barrel) {
       if (a.kind === 'query')

@@ -10,11 +10,12 @@ import { loadDriver } from '../../driver/index.ts';
 import type { Connection, Target } from '../../driver/types.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type { AdminContext, ClientContext, OptionSpec, Workload, WorkloadRef } from '../types.ts';
-import { compileSmack } from './compile.ts';
+import { type CompileOptions, compileSmack } from './compile.ts';
 import { type DictionaryInstance, dataPath, instantiate, loadWords } from './dictionary.ts';
 import { escapeWord } from './escape.ts';
 import type { Action, QueryDef, SmackModel } from './model.ts';
 import { parseSmack } from './parser.ts';
+import { type SmackPositional, smackPositionals } from './positionals.ts';
 import { buildGroups, groupIndexOf, renderBarrelReport } from './report.ts';
 import { prepareTable } from './tables.ts';
 import { clientTarget, DB_TYPES, defaultDataDir, ensureDir } from './target.ts';
@@ -29,7 +30,8 @@ export const SMACK_OPTIONS: Record<string, OptionSpec> = {
   datadir: {
     type: 'string',
     default: '',
-    description: 'directory of data and dictionary files (-D); default: dbsmack in the user cache directory',
+    description: 'directory of data and dictionary files (-D)',
+    defaultText: 'dbsmack in the user cache directory (~/.cache/dbsmack)',
   },
   allow_shell: {
     type: 'bool',
@@ -41,7 +43,12 @@ export const SMACK_OPTIONS: Record<string, OptionSpec> = {
 /** Statement type of `query()` and `run_save_result()` calls in main. */
 const MAIN_TYPE = 'main';
 
-export function compileSmackFile(file: string, args: readonly string[], display = file): SmackModel {
+export function compileSmackFile(
+  file: string,
+  args: readonly string[],
+  display = file,
+  o: CompileOptions = {},
+): SmackModel & { positionals: SmackPositional[] } {
   let src: string;
   try {
     src = readFileSync(file, 'utf8');
@@ -50,7 +57,8 @@ export function compileSmackFile(file: string, args: readonly string[], display 
       `${display}: cannot read the smack file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
     );
   }
-  return compileSmack(parseSmack(src, display), args);
+  const prog = parseSmack(src, display);
+  return { ...compileSmack(prog, args, o), positionals: smackPositionals(prog) };
 }
 
 function tsv(rows: Record<string, unknown>[]): string {
@@ -71,7 +79,7 @@ export function smackWorkload(ref: WorkloadRef): Workload {
     : rel.startsWith('..')
       ? file
       : rel;
-  const model = compileSmackFile(file, ref.args, display);
+  const model = compileSmackFile(file, ref.args, display, { argsOptional: ref.argsOptional === true });
   const opts = parseWorkloadOptions(path.basename(file), SMACK_OPTIONS, ref.rawOptions);
   const driver = DB_TYPES[opts.db_type as string] ?? 'sqlite';
   const datadir = path.resolve((opts.datadir as string) || defaultDataDir());
@@ -93,13 +101,25 @@ export function smackWorkload(ref: WorkloadRef): Workload {
     name: path.basename(file),
     description: `super-smack file ${display}`,
     options: SMACK_OPTIONS,
+    positionals: model.positionals.map((p) => ({
+      name: `$${p.index}`,
+      description: `read by ${p.uses.join(', ')}`,
+    })),
     defaults: {
       clients: model.groups.reduce((s, g) => s + g.threads, 0),
       rounds: Math.max(0, ...model.groups.map((g) => g.rounds)),
     },
     prepareOnRun: true,
     defaultTarget(): Target {
-      return clientTarget(model.groups[0]!.client, driver, datadir);
+      // Without main (prepare, cleanup and help need no $1 $2 …), the first table's client.
+      const client =
+        model.groups[0]?.client ?? model.tables[0]?.client ?? model.clients.values().next().value;
+      if (client === undefined)
+        throw new InputError(
+          `${display}: no client block to connect with`,
+          'add client "NAME" { … }, or give --db URL',
+        );
+      return clientTarget(client, driver, datadir);
     },
     targetFor(clientId: number, base: Target): Target {
       return clientTarget(groupOf(clientId).client, base.driver, datadir);
@@ -134,9 +154,26 @@ export function smackWorkload(ref: WorkloadRef): Workload {
       }
     },
     async cleanup(ctx: AdminContext): Promise<void> {
-      for (const t of model.tables) {
-        await ctx.conn.query(`drop table if exists ${t.name}`);
-        ctx.log(`dropped table ${t.name}`);
+      // Each table on its own client's connection, as prepare made it.
+      const opened: Connection[] = [];
+      try {
+        const drv = await loadDriver(ctx.target.driver);
+        for (const t of model.tables) {
+          const target = ctx.targetOverridden
+            ? ctx.target
+            : clientTarget(t.client, ctx.target.driver, datadir);
+          const same =
+            target.redactedUrl === ctx.target.redactedUrl && target.password === ctx.target.password;
+          let conn = ctx.conn;
+          if (!same) {
+            conn = await drv.connect(target, { connectTimeoutMs: 10_000 });
+            opened.push(conn);
+          }
+          await conn.query(`drop table if exists ${t.name}`);
+          ctx.log(`dropped table ${t.name}`);
+        }
+      } finally {
+        await Promise.all(opened.map((c) => c.close().catch(() => {})));
       }
     },
     renderText: (result, o) => renderBarrelReport(model, result, o.classic === true),

@@ -8,7 +8,9 @@ import {
   type Series,
   seriesFromRuns,
 } from '../src/analysis/compare.ts';
+import { DEFAULT_REPEAT } from '../src/cli/sweep.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
+import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../src/report/compare-text.ts';
 
 function series(name: string, points: Record<number, number[]>, facts: Record<string, string> = {}): Series {
   return {
@@ -41,7 +43,7 @@ test('a sweep compared with itself shows no significant change anywhere', () => 
     assert.equal(c.ratio, 1);
     assert.equal(c.verdict, 'same');
     assert.equal(c.p_value, 1);
-    assert.ok(c.ci_low <= 1 && c.ci_high >= 1);
+    assert.ok(c.ci_low !== null && c.ci_high !== null && c.ci_low <= 1 && c.ci_high >= 1);
   }
   assert.deepEqual(r.differences, {});
   assert.deepEqual(guard(r, 0.95), { failed: [], inconclusive: [] });
@@ -59,7 +61,7 @@ test('a clear drop is significant and worse, and --fail-below catches it', () =>
   assert.equal(one.verdict, 'worse');
   assert.ok(Math.abs(one.ratio - 0.6) < 1e-9);
   assert.ok(one.p_value < 0.01);
-  assert.ok(one.ci_high < 1);
+  assert.ok(one.ci_high !== null && one.ci_high < 1);
   assert.equal(r.rows[1]!.candidates.slow!.verdict, 'same');
   assert.deepEqual(r.differences, {
     'server.thread_handling': { base: 'one-thread-per-connection', slow: 'pool-of-threads' },
@@ -89,6 +91,22 @@ test('a faster candidate is better', () => {
   assert.ok(r.warnings.some((w) => /fast has no runs at 4 clients/.test(w)));
 });
 
+test("sweep's default repeats let the default comparison reach a verdict with the exact rank test", () => {
+  const n = DEFAULT_REPEAT;
+  assert.equal(n, 5);
+  const runs = (mid: number): number[] => Array.from({ length: n }, (_, i) => mid + (i - 2) * 5);
+  // Two pairs out of order (the slowest candidate run below the two fastest base runs): p = 8/252 < 0.05.
+  const base = runs(1000);
+  const cand = runs(1100);
+  cand[0] = 1004;
+  const r = compareSeries(series('base', { 8: base }), [series('fast', { 8: cand })], { metric: 'qps' });
+  const c = r.rows[0]!.candidates.fast!;
+  assert.equal(c.test, 'mann-whitney');
+  assert.ok(Math.abs(c.p_value - 8 / 252) < 1e-9, `p ${c.p_value}`);
+  assert.equal(c.verdict, 'better');
+  assert.deepEqual(r.warnings, [], 'no "too few repeats" warning at the default');
+});
+
 test("too few repeats for Mann–Whitney: Welch's t-test on logs judges, with a warning", () => {
   const r = compareSeries(
     series('base', { 2: [1000, 1010, 990] }),
@@ -115,6 +133,26 @@ test('one run against one: no test can judge a gap (?), and the guard calls it i
   const c = r.rows[0]!.candidates.slow!;
   assert.equal(c.test, 'none');
   assert.equal(c.verdict, 'unknown');
+  // No interval it cannot have (resampling one run gives 0.50–0.50), and the warning says why.
+  assert.equal(c.ci_low, null);
+  assert.equal(c.ci_high, null);
+  assert.ok(
+    r.warnings.some((w) =>
+      /^no confidence interval at 2 clients \(1 run of base, 1 of slow\): a single run/.test(w),
+    ),
+    r.warnings.join('\n'),
+  );
+  const text = renderCompareText(r);
+  assert.match(text, /^2\s+slow\s+500\.0\s+0\.50\s+none \(1 run\)\s/m);
+  assert.doesNotMatch(text, /0\.50–0\.50/);
+  assert.doesNotMatch(renderCompareMarkdown(r), /CI 0\.50–0\.50/);
+  assert.match(renderCompareCsv(r), /^qps,2,base,1000,slow,500,0\.5,,,1,none,unknown,1,1$/m);
+  // One run on one side only: still no interval (the single run's spread is unknown).
+  const oneSide = compareSeries(series('base', { 2: [1000, 1010, 990] }), [series('c', { 2: [500] })], {
+    metric: 'qps',
+  });
+  assert.equal(oneSide.rows[0]!.candidates.c!.ci_low, null);
+  assert.equal(oneSide.rows[0]!.candidates.c!.verdict, 'unknown');
   const g = guard(r, 0.9);
   assert.deepEqual(g.failed, []);
   assert.equal(g.inconclusive.length, 1);

@@ -153,7 +153,9 @@ export function compareSamples(
   resamples = 2000,
 ): CompareCell & { value: number } {
   const ci = bootstrapRatioOfMedians(base, cand, { seed, resamples });
-  const ciExcludes1 = ci.low > 1 || ci.high < 1;
+  // One run on a side has no spread to resample: no interval rather than a zero-width one.
+  const hasCi = base.length >= 2 && cand.length >= 2;
+  const ciExcludes1 = hasCi && (ci.low > 1 || ci.high < 1);
   let p = mannWhitney(cand, base).p;
   let test: SignificanceTest = 'mann-whitney';
   if (minimumP(base.length, cand.length) >= alpha) {
@@ -169,15 +171,15 @@ export function compareSamples(
     const higher = ci.ratio > 1;
     // More throughput is better; more latency is worse.
     verdict = higher === (metric === 'qps') ? 'better' : 'worse';
-  } else if (test === 'none' && ciExcludes1) {
+  } else if (test === 'none' && (hasCi ? ciExcludes1 : ci.ratio !== 1)) {
     // Not shown and not ruled out: a gap with no test able to judge it.
     verdict = 'unknown';
   } else verdict = 'same';
   return {
     value: median(cand),
     ratio: ci.ratio,
-    ci_low: ci.low,
-    ci_high: ci.high,
+    ci_low: hasCi ? ci.low : null,
+    ci_high: hasCi ? ci.high : null,
     p_value: p,
     test,
     verdict,
@@ -207,6 +209,7 @@ export function compareSeries(base: Series, cands: readonly Series[], o: Compare
     .filter((k) => cands.some((c) => c.points.has(k)))
     .sort((a, b) => a - b);
   const tooFew: string[] = [];
+  const noInterval: string[] = [];
   const rows: CompareRow[] = clients.map((k, ki) => {
     const b = samplesOf(base.points.get(k)!, o.metric);
     const row: CompareRow = { clients: k, base: median(b), candidates: {} };
@@ -221,9 +224,9 @@ export function compareSeries(base: Series, cands: readonly Series[], o: Compare
         seed + ki * 7919 + ci * 104729,
         o.resamples,
       );
-      if (cell.test !== 'mann-whitney') {
-        tooFew.push(`${k} clients (${cell.n_base} runs of ${base.name}, ${cell.n_cand} of ${c.name})`);
-      }
+      const where = `${k} clients (${cell.n_base} run${cell.n_base === 1 ? '' : 's'} of ${base.name}, ${cell.n_cand} of ${c.name})`;
+      if (cell.test !== 'mann-whitney') tooFew.push(where);
+      if (cell.ci_low === null) noInterval.push(where);
       row.candidates[c.name] = cell;
     });
     return row;
@@ -232,7 +235,13 @@ export function compareSeries(base: Series, cands: readonly Series[], o: Compare
     warnings.push(
       `too few repeats at ${tooFew.join('; ')}: the Mann–Whitney test cannot reach p < ${alpha} with so few, so ` +
         "these cells use Welch's t-test on the logarithms (which assumes roughly log-normal runs), or show ? " +
-        'where even that cannot judge; run at least 4 repeats of each (--repeat 5 is better)',
+        'where even that cannot judge; run at least 4 repeats of each (--repeat 5, the default of sweep, is better)',
+    );
+  }
+  if (noInterval.length > 0) {
+    warnings.push(
+      `no confidence interval at ${noInterval.join('; ')}: a single run on a side shows nothing of how much ` +
+        'its runs vary, so neither an interval nor a test can be given; repeat the runs (sweep --repeat 5)',
     );
   }
   for (const s of [base, ...cands]) {

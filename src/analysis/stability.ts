@@ -53,8 +53,14 @@ export interface StabilityInput {
   qps: readonly number[];
   /** Stalls per run, in the same order. */
   stalls: readonly (readonly [number, number][])[];
-  /** Runs that did not complete, 1-based repeat numbers. */
+  /** The run (repeat) number of each value, for the words; 1, 2, 3 … by default. */
+  repeats?: readonly number[];
+  /**
+   * Runs that did not complete, by repeat number. They are not among `qps` (a sweep leaves them out of
+   * its statistics) unless `incompleteCounted`: when no run of the point completed, its figures are theirs.
+   */
   incomplete?: readonly number[];
+  incompleteCounted?: boolean;
 }
 
 export interface StabilityVerdict {
@@ -67,10 +73,10 @@ export interface StabilityVerdict {
 const pct = (x: number): string => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
 const rate = (x: number): string => (x >= 100 ? x.toFixed(0) : String(Number(x.toPrecision(3))));
 
-function stallWords(stalls: StabilityInput['stalls']): string | undefined {
+function stallWords(stalls: StabilityInput['stalls'], runNo: (i: number) => number): string | undefined {
   const parts: string[] = [];
   stalls.forEach((s, i) => {
-    if (s.length > 0) parts.push(`run ${i + 1} stalled at ${s.map(([a, b]) => `${a}–${b} s`).join(', ')}`);
+    if (s.length > 0) parts.push(`run ${runNo(i)} stalled at ${s.map(([a, b]) => `${a}–${b} s`).join(', ')}`);
   });
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
@@ -78,13 +84,14 @@ function stallWords(stalls: StabilityInput['stalls']): string | undefined {
 /** The verdict for one point and why, in words. */
 export function judgeStability(input: StabilityInput): StabilityVerdict {
   const { qps } = input;
+  const runNo = (i: number): number => input.repeats?.[i] ?? i + 1;
   const cv = coefficientOfVariation(qps);
   const outliers = madOutliers(qps);
   const reasons: string[] = [];
   let level = 0; // 0 stable, 1 noisy, 2 erratic
   if (qps.length < 2) {
     level = 1;
-    reasons.push('one run only: repeat it (--repeat 3 or more) to judge its stability');
+    reasons.push('one run only: repeat it (--repeat 5, the default of sweep) to judge its stability');
   } else {
     const lo = Math.min(...qps);
     const hi = Math.max(...qps);
@@ -113,20 +120,24 @@ export function judgeStability(input: StabilityInput): StabilityVerdict {
       `outlier${flagged.length > 1 ? 's' : ''} by the median/MAD test (kept): ${flagged
         .map(
           (i) =>
-            `run ${i + 1} at ${rate(qps[i] as number)} q/s ${(qps[i] as number) < m ? 'below' : 'above'} the median ${rate(m)}`,
+            `run ${runNo(i)} at ${rate(qps[i] as number)} q/s ${(qps[i] as number) < m ? 'below' : 'above'} the median ${rate(m)}`,
         )
         .join(', ')}`,
     );
   }
-  const stalls = stallWords(input.stalls);
+  const stalls = stallWords(input.stalls, runNo);
   if (stalls) {
     level = Math.max(level, 1);
     reasons.push(`throughput collapsed mid-run: ${stalls}`);
   }
   if (input.incomplete && input.incomplete.length > 0) {
     level = Math.max(level, 1);
+    const many = input.incomplete.length > 1;
+    const which = `run${many ? 's' : ''} ${input.incomplete.join(', ')}`;
     reasons.push(
-      `run${input.incomplete.length > 1 ? 's' : ''} ${input.incomplete.join(', ')} did not complete`,
+      input.incompleteCounted
+        ? `no run completed (${which}): these figures are of partial runs`
+        : `${which} did not complete and ${many ? 'are' : 'is'} left out of the median, range and CV`,
     );
   }
   const stability: Stability = level === 0 ? 'stable' : level === 1 ? 'noisy' : 'erratic';

@@ -26,25 +26,37 @@ export function summarizeRun(result: RunResult, repeat: number, id?: number): Sw
   };
 }
 
-/** One point from its runs (in repeat order); marks the outliers on the runs. */
+/**
+ * One point from its runs (in repeat order); marks the outliers on the runs. Its statistics (median, range,
+ * CV, outliers, latency medians) are of the runs that completed, as `compare` counts them: a run stopped
+ * early (interrupted, or by errors) is kept in `runs` with its status, listed in `left_out`, and named in
+ * the reason. A point none of whose runs completed shows the partial runs' figures and says so.
+ */
 export function buildPoint(clients: number, runs: SweepRun[]): SweepPoint {
-  const qps = runs.map((r) => r.qps);
+  const complete = runs.filter((r) => r.status === 'complete');
+  const incomplete = runs.filter((r) => r.status !== 'complete').map((r) => r.repeat);
+  const counted = complete.length > 0 ? complete : runs;
+  const qps = counted.map((r) => r.qps);
   const verdict = judgeStability({
     qps,
-    stalls: runs.map((r) => r.stalls),
-    incomplete: runs.filter((r) => r.status !== 'complete').map((r) => r.repeat),
+    stalls: counted.map((r) => r.stalls),
+    repeats: counted.map((r) => r.repeat),
+    incomplete,
+    incompleteCounted: complete.length === 0,
   });
-  runs.forEach((r, i) => {
+  for (const r of runs) r.outlier = false;
+  counted.forEach((r, i) => {
     r.outlier = verdict.outliers[i] === true;
   });
   return {
     clients,
     runs,
     qps: { median: median(qps), min: Math.min(...qps), max: Math.max(...qps), cv: verdict.cv },
-    p95_ms_median: median(runs.map((r) => r.p95_ms)),
-    p99_ms_median: median(runs.map((r) => r.p99_ms)),
+    p95_ms_median: median(counted.map((r) => r.p95_ms)),
+    p99_ms_median: median(counted.map((r) => r.p99_ms)),
     stability: verdict.stability,
     stability_reason: verdict.reason,
+    ...(complete.length > 0 && incomplete.length > 0 ? { left_out: incomplete } : {}),
   };
 }
 

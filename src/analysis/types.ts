@@ -34,6 +34,12 @@ export interface SweepPoint {
   qps: { median: number; min: number; max: number; cv: number };
   p95_ms_median: number;
   p99_ms_median: number;
+  /**
+   * Repeat numbers of the runs that did not complete, left out of `qps`, the latency medians and the
+   * verdict (they stay in `runs`). Absent when every run completed, or when none did (the figures are then
+   * of the partial runs, as `stability_reason` says).
+   */
+  left_out?: number[];
   stability: Stability;
   /** Why the point got its verdict, in words. */
   stability_reason: string;
@@ -68,8 +74,12 @@ export type SignificanceTest = 'mann-whitney' | 'welch-log' | 'none';
 export interface CompareCell {
   /** Candidate median / base median (for latency metrics too: above 1 means slower). */
   ratio: number;
-  ci_low: number;
-  ci_high: number;
+  /**
+   * The 95% bootstrap interval of the ratio; null with a single run on a side, whose spread is unknown
+   * (resampling one run gives the same run every time, an interval of zero width that would look exact).
+   */
+  ci_low: number | null;
+  ci_high: number | null;
   p_value: number;
   /** Which test gave `p_value` (absent in documents from before it was recorded: Mann–Whitney). */
   test?: SignificanceTest;

@@ -49,8 +49,10 @@ const OWN = new Set([
 
 /**
  * Runs per client count when `--repeat` is not given: 5, so that the default comparison of two sweeps can
- * reach a verdict with the exact Mann–Whitney test (5 against 5: the smallest two-sided p is 2/252 = 0.008,
- * below 0.05 even with one pair of runs out of order, 4/252 = 0.016; 3 against 3 cannot go below 0.10).
+ * reach a verdict with the exact Mann–Whitney test (analysis/compare.ts). Two-sided, 5 against 5 gives
+ * p = 2/252 = 0.008 when the runs do not overlap and stays below 0.05 with up to two pairs out of order
+ * (4/252, 8/252); 4 against 4 only when they do not overlap at all (0.029; one pair out of order: 0.057);
+ * 3 against 3 never (0.10 at best, where compare falls back on Welch's t-test on logarithms and warns).
  */
 export const DEFAULT_REPEAT = 5;
 

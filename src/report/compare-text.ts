@@ -18,6 +18,9 @@ export const testName = (c: CompareCell): string =>
 export const ratio = (x: number): string =>
   !Number.isFinite(x) ? String(x) : x !== 0 && Math.abs(x) < 0.1 ? x.toPrecision(2) : x.toFixed(2);
 export const pval = (p: number): string => (p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+/** The bootstrap interval, or why there is none (one run on a side: see the warning). */
+export const interval = (c: CompareCell): string =>
+  c.ci_low === null || c.ci_high === null ? 'none (1 run)' : `${ratio(c.ci_low)}–${ratio(c.ci_high)}`;
 const value = (x: number, metric: string): string =>
   metric === 'qps' ? (x >= 1000 ? x.toFixed(0) : x.toFixed(1)) : x >= 100 ? x.toFixed(1) : x.toFixed(3);
 const unit = (metric: string): string => (metric === 'qps' ? 'q/s' : `${metric} ms`);
@@ -67,7 +70,7 @@ export function renderCompareText(r: CompareResult): string {
               c,
               value(cell.value, r.metric),
               ratio(cell.ratio),
-              `${ratio(cell.ci_low)}–${ratio(cell.ci_high)}`,
+              interval(cell),
               pval(cell.p_value),
               testName(cell),
               `${cell.n_base}/${cell.n_cand}`,
@@ -112,7 +115,7 @@ export function renderCompareMarkdown(r: CompareResult): string {
     const cells = r.candidates.map((c) => {
       const cell = row.candidates[c];
       return cell
-        ? `${ratio(cell.ratio)} ${mark(cell)} (p=${pval(cell.p_value)} ${testName(cell)}, CI ${ratio(cell.ci_low)}–${ratio(cell.ci_high)})`
+        ? `${ratio(cell.ratio)} ${mark(cell)} (p=${pval(cell.p_value)} ${testName(cell)}, CI ${interval(cell)})`
         : '';
     });
     out.push(`| ${row.clients} | ${value(row.base, r.metric)} | ${cells.join(' | ')} |`);
@@ -151,8 +154,8 @@ export function renderCompareCsv(r: CompareResult): string {
           csvCell(c),
           String(cell.value),
           String(cell.ratio),
-          String(cell.ci_low),
-          String(cell.ci_high),
+          cell.ci_low === null ? '' : String(cell.ci_low),
+          cell.ci_high === null ? '' : String(cell.ci_high),
           String(cell.p_value),
           cell.test ?? 'mann-whitney',
           cell.verdict,

@@ -17,7 +17,7 @@ export function renderSweepText(s: SweepResult, id?: number): string {
       ['clients', 'runs', 'median q/s', 'min', 'max', 'CV', 'p95 ms', 'p99 ms', 'stability'],
       s.points.map((p) => [
         String(p.clients),
-        String(p.runs.length),
+        p.left_out ? `${p.runs.length - p.left_out.length}+${p.left_out.length}` : String(p.runs.length),
         rate(p.qps.median),
         rate(p.qps.min),
         rate(p.qps.max),
@@ -28,11 +28,16 @@ export function renderSweepText(s: SweepResult, id?: number): string {
       ]),
     ),
   );
+  if (s.points.some((p) => p.left_out))
+    out.push(
+      'runs N+M: N complete runs make the figures, M that did not complete are left out (as compare leaves them out)',
+    );
   out.push('');
   for (const p of s.points) {
     out.push(`${String(p.clients).padStart(4)} clients: ${p.stability}: ${p.stability_reason}`);
     const runs = p.runs.map(
-      (r) => `${rate(r.qps)}${r.outlier ? '!' : ''}${r.status !== 'complete' ? `(${r.status})` : ''}`,
+      (r) =>
+        `${rate(r.qps)}${r.outlier ? '!' : ''}${r.status !== 'complete' ? `(${r.status}${p.left_out ? ', left out' : ''})` : ''}`,
     );
     out.push(`              runs (q/s, in order; ! = outlier): ${runs.join(', ')}`);
   }

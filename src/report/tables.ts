@@ -56,7 +56,7 @@ export function ratioMarked(c: CompareCell): string {
 
 /** The bootstrap interval of a ratio, as compare prints it: `0.55–0.66`. */
 export function ciText(c: CompareCell): string {
-  return Number.isFinite(c.ci_low) && Number.isFinite(c.ci_high)
+  return c.ci_low !== null && c.ci_high !== null && Number.isFinite(c.ci_low) && Number.isFinite(c.ci_high)
     ? `${fmtRatio(c.ci_low)}–${fmtRatio(c.ci_high)}`
     : '—';
 }

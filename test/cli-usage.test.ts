@@ -48,6 +48,20 @@ test('a typo gets the nearest option of the command or of the workload', async (
   for (const [args, near] of cases) {
     await usageError(args, new RegExp(`^dbsmack: unknown option '--\\S+' \\(did you mean ${near}\\?\\)$`));
   }
+  // Commands without workload options say it the same way, on one line (commander's own suggestion).
+  for (const [args, near] of [
+    [['compare', 'a', 'b', '--metirc', 'p95'], '--metric'],
+    [['history', '--lable', 'x'], '--label'],
+  ] as const) {
+    const r = await runCli([...args]);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr.split('\n')[0],
+      `dbsmack: unknown option '${args[args.length - 2]}' (did you mean ${near}?)`,
+    );
+    assert.ok(r.stderr.trimEnd().split('\n').length <= 2, r.stderr);
+  }
+  await usageError(['swep', 'select1'], /^dbsmack: unknown command 'swep' \(did you mean sweep\?\)$/);
 });
 
 test('stray words are refused where the workload takes no positional arguments', async () => {

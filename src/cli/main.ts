@@ -90,7 +90,14 @@ export function buildProgram(): Command {
     .showHelpAfterError('(see dbsmack --help)')
     .exitOverride()
     .configureOutput({
-      outputError: (str, write) => write(`dbsmack: ${str.replace(/^error: /, '').trimEnd()}\n`),
+      // One line, as the workload options' errors read: "unknown option '--metirc' (did you mean --metric?)"
+      outputError: (str, write) =>
+        write(
+          `dbsmack: ${str
+            .replace(/^error: /, '')
+            .replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)')
+            .trimEnd()}\n`,
+        ),
     });
 
   const run = program

@@ -13,11 +13,12 @@ import { renderProfileText } from '../report/profile.ts';
 import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
+import { codeProbeFrom, type StacksCliOptions, stacksOptions } from './stacks-options.ts';
 
 registerTextSection(renderProfileText);
 
 /** What the profile options parse into (a subset of a command's options). */
-export interface ProfileCliOptions {
+export interface ProfileCliOptions extends StacksCliOptions {
   profile?: boolean;
   profileRate?: number;
   serverPid?: number;
@@ -103,11 +104,14 @@ export function addProfileOptions(cmd: OptionTarget): void {
       'pin the server threads to these CPUs for the run, e.g. 0 or 0-1,3',
     ).argParser(cpuList),
   ];
-  for (const o of options) cmd.addOption(o as unknown as Option);
+  for (const o of [...options, ...stacksOptions()]) cmd.addOption(o as unknown as Option);
 }
 
-/** The probes the options ask for: scheduling first (so that the profile sees it), then the profile. */
-export function profileProbesFrom(o: ProfileCliOptions): RunProbe[] {
+/**
+ * The probes the options ask for: scheduling first (so that the profile sees it), then the profile, then the
+ * code profile (`--profile-stacks`, `--count-calls`: last, because it times its window from its own start).
+ */
+export function profileProbesFrom(o: ProfileCliOptions, context: { sweep?: boolean } = {}): RunProbe[] {
   const probes: RunProbe[] = [];
   const connectTimeoutMs = (o.connectTimeout ?? 10) * 1000;
   const req: SchedRequest = {};
@@ -124,5 +128,7 @@ export function profileProbesFrom(o: ProfileCliOptions): RunProbe[] {
   const pid = o.serverPid !== undefined ? { serverPid: o.serverPid } : {};
   if (Object.keys(req).length > 0) probes.push(new SchedProbe(req, { ...pid, connectTimeoutMs }));
   if (o.profile) probes.push(new ProfileProbe({ rateHz: o.profileRate ?? 20, ...pid, connectTimeoutMs }));
+  const code = codeProbeFrom(o, context);
+  if (code) probes.push(code);
   return probes;
 }

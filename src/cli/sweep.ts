@@ -147,7 +147,7 @@ async function sweepCommand(
     `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
   const order = schedule(o.clients, o.repeat, o.interleave);
   // One set of probes serves every run: --profile and the scheduling options apply to each run alike.
-  const probes = profileProbesFrom(run);
+  const probes = profileProbesFrom(run, { sweep: true });
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   const done: { clients: number; run: SweepRun }[] = [];

@@ -21,6 +21,8 @@ export interface ProbeStartInfo {
   serverVersion: string;
   /** Epoch ms when the measured part starts (after the warm-up). */
   measureAtMs: number;
+  /** Length of the measured part in seconds when the run is limited by time (`--time`). */
+  measureS?: number;
 }
 
 /**
@@ -98,6 +100,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
           clients: plan.clients,
           serverVersion: info.serverVersion,
           measureAtMs: Date.now() + 20 + plan.warmupS * 1000,
+          ...(plan.timeS !== undefined ? { measureS: plan.timeS } : {}),
         });
         started.push(p);
       }

@@ -13,6 +13,7 @@ import type {
   ThreadStat,
 } from '../probe/profile-types.ts';
 import { fmtRate, table } from './format.ts';
+import { codeProfileLines, codeSummary } from './stacks-text.ts';
 
 /** The optional fields this feature adds to a RunResult. */
 export type ProfiledResult = RunResult & { profile?: ProfileData; server_sched?: ServerSched };
@@ -79,6 +80,8 @@ export function profileSummaryLine(r: ProfiledResult): string | undefined {
   if (w?.kind === 'sqlite')
     parts.push(`${w.busy.reduce((s, b) => s + b.count, 0)} busy, ${w.retries} retries`);
   if (p?.load_avg) parts.push(`load ${f2(p.load_avg.start[0] ?? 0)}→${f2(p.load_avg.end[0] ?? 0)}`);
+  const code = codeSummary(r);
+  if (code) parts.push(code);
   return parts.join('; ');
 }
 
@@ -213,6 +216,7 @@ export function renderProfileText(res: RunResult): string | undefined {
       `load average: ${l.start.map(f2).join(' ')} at the start, ${l.end.map(f2).join(' ')} at the end (1-min max ${f2(l.max_1m)})`,
     );
   }
+  out.push(...codeProfileLines(r));
   const notes = [...(r.server_sched?.notes ?? []), ...(p?.notes ?? [])];
   if (notes.length > 0) {
     out.push('not measured:');

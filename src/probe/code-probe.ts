@@ -291,7 +291,7 @@ export class CodeProbe implements RunProbe {
     const measureS = info.measureS;
     const length = measureS !== undefined ? Math.min(requested, measureS) : requested;
     const startS = measureS !== undefined ? (measureS - length) / 2 : 0;
-    if (measureS !== undefined && requested > measureS)
+    if (measureS !== undefined && this.opts.windowS !== undefined && requested > measureS)
       this.note(
         this.what,
         `--stacks-window ${requested} s is longer than the measured ${measureS} s: the window is the whole measured part`,

@@ -4,6 +4,7 @@
  * JavaScript.
  */
 import { probeChartId, ratioChartId } from './charts.ts';
+import { runFlameGraphs } from './flamegraph.ts';
 import type { ReportModel } from './model.ts';
 import { profileComparisonTables } from './profile.ts';
 import type { RenderedChart } from './render-svg.ts';
@@ -154,6 +155,13 @@ export function renderHtml(m: ReportModel, rendered: readonly RenderedChart[]): 
     }
     if (side.notes.length > 0) {
       out.push(`<p><b>Not measured</b></p><ul>${side.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`);
+    }
+    for (const p of m.profiles) {
+      for (const f of runFlameGraphs(p.label, p.result)) {
+        out.push(
+          `<figure id="${esc(f.id)}" class="flame" aria-label="${esc(f.title)}">${f.svg}<figcaption>${esc(f.caption)}</figcaption></figure>`,
+        );
+      }
     }
   }
   for (const p of m.probes) {

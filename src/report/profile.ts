@@ -13,6 +13,7 @@ import type {
   ThreadStat,
 } from '../probe/profile-types.ts';
 import { fmtRate, table } from './format.ts';
+import { functionRatioTables } from './stacks-compare.ts';
 import { codeProfileLines, codeSummary } from './stacks-text.ts';
 
 /** The optional fields this feature adds to a RunResult. */
@@ -341,6 +342,7 @@ export function profileComparisonTables(runs: readonly LabelledResult[]): {
       ),
     });
   }
+  tables.push(...functionRatioTables(runs));
   const notes = runs.flatMap((l) => {
     const r = l.result as ProfiledResult;
     return [...(r.server_sched?.notes ?? []), ...(r.profile?.notes ?? [])].map(

@@ -42,6 +42,8 @@ export const DEFAULT_WINDOW_S = 2;
 const TOP_LOCK_CALLERS = 50;
 /** How often the performance schema's wait history is read during the window. */
 const LOCK_POLL_MS = 100;
+/** Lock waits without a SOURCE seen before the history is given up as useless on this server. */
+const SOURCELESS_AFTER = 200;
 
 export interface CodeProbeOptions {
   stacks: boolean;
@@ -333,7 +335,7 @@ export class CodeProbe implements RunProbe {
             if (n) {
               this.notes.push(n);
               this.locks = undefined;
-            } else this.lockPoll = setInterval(() => void this.locks?.poll().catch(() => {}), LOCK_POLL_MS);
+            } else this.lockPoll = setInterval(() => void this.pollLocks(), LOCK_POLL_MS);
           })
           .catch((e: unknown) => {
             this.note('lock callers', `failed: ${(e as Error).message}`);
@@ -350,6 +352,23 @@ export class CodeProbe implements RunProbe {
       },
       Math.max(0, left),
     );
+  }
+
+  /**
+   * Read the wait history; a server that records no SOURCE (MariaDB 10.11) gets its instruments back at once,
+   * since the history then costs it throughput for nothing the stacks do not show.
+   */
+  private async pollLocks(): Promise<void> {
+    const locks = this.locks;
+    if (locks === undefined) return;
+    await locks.poll().catch(() => {});
+    const r = locks.result();
+    if (r.sourceless && r.seen >= SOURCELESS_AFTER && this.locks === locks) {
+      this.locks = undefined;
+      if (this.lockPoll) clearInterval(this.lockPoll);
+      this.lockPoll = undefined;
+      this.lockResult = await locks.end().catch(() => r);
+    }
   }
 
   private async closeWindow(): Promise<void> {
@@ -419,9 +438,7 @@ export class CodeProbe implements RunProbe {
               `uprobes on ${Object.keys(fields.calls).length} function${Object.keys(fields.calls).length === 1 ? '' : 's'}`,
             ]
           : []),
-        ...(this.window.lock_callers_from === 'performance_schema' || this.lockResult
-          ? ['wait history']
-          : []),
+        ...(this.window.lock_callers_from === 'performance_schema' ? ['wait history'] : []),
       ];
       const cost = result ? windowCost(result, this.window.start_s, this.window.length_s, what) : undefined;
       if (cost) this.window.cost = cost;
@@ -526,7 +543,7 @@ export class CodeProbe implements RunProbe {
     if (ps?.sourceless)
       this.note(
         'lock callers',
-        `the performance schema left SOURCE empty for all ${ps.seen} lock waits it showed (this server build records no file:line for waits)${fromStacks ? ': the callers come from the recorded stacks' : ''}`,
+        `the performance schema left SOURCE empty for all ${ps.seen} lock waits it showed (this server build records no file:line for waits), so its wait history was turned off again${fromStacks ? '; the callers come from the recorded stacks' : ''}`,
       );
     if (fromStacks && fields.stacks) {
       fields.lock_callers = fromStacks.slice(0, TOP_LOCK_CALLERS);

@@ -28,7 +28,7 @@ import type {
 export const MIN_RANK_SWITCHES = 200;
 /** How many functions and stacks the RunResult keeps of each list (the rest are counted, not listed). */
 export const TOP_FUNCTIONS = 100;
-export const TOP_STACKS = 1000;
+export const TOP_STACKS = 500;
 
 export interface Frame {
   /** Symbol (demangled by perf), or empty when unknown. */

@@ -14,7 +14,7 @@ import type { RunResult } from '../src/metrics/run-result.ts';
 import { matchFunction, readElfSymbols } from '../src/probe/elf-symbols.ts';
 import { perfBlocked } from '../src/probe/perf-tool.ts';
 import type { CodeProfile } from '../src/report/stacks-text.ts';
-import { runCli, startCli, tmpDir } from './helpers/cli.ts';
+import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { needServer, SERVER_URLS } from './helpers/servers.ts';
 
 type Profiled = RunResult & { profile: CodeProfile };
@@ -371,4 +371,80 @@ test('a killed run leaves its probes, directory and perf behind; the next run re
     new RegExp(`cleaned up after an earlier dbsmack that was killed: .*dbsmack_${pid}`),
   );
   assert.deepEqual(leftovers(pid), []);
+});
+
+test('without perf the run goes on, with a note that says how to get it', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  const empty = tmpDir('dbsmack-no-perf-');
+  const r = await runCli(
+    [
+      'run',
+      'select1',
+      '--db',
+      SERVER_URLS.mysql,
+      '--time',
+      '1',
+      '--profile-stacks',
+      '--format',
+      'json',
+      '--no-history',
+    ],
+    { env: { PATH: empty } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const res = JSON.parse(r.stdout) as Profiled;
+  assert.equal(res.status, 'complete');
+  const note = res.profile.notes.find((n) => n.what === 'stacks');
+  assert.equal(note?.why, 'perf is not installed');
+  assert.match(note?.hint ?? '', /apt-get install linux-perf/);
+  assert.equal(res.profile.stacks, undefined);
+});
+
+test('without the rights (not root) the run goes on, with a note that says which rights', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target || !(await needPerf(t, true))) return;
+  if (process.geteuid?.() !== 0) {
+    // already not root: the note is what any run here gets, checked by the tests above being skipped
+    t.skip('runs as root to become another user');
+    return;
+  }
+  const server = Number(readFileSync('/run/mysqld/mysqld.pid', 'utf8').trim());
+  const { spawn } = await import('node:child_process');
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'bin', 'dbsmack.js'),
+      'run',
+      'select1',
+      '--db',
+      SERVER_URLS.mysql,
+      '--time',
+      '1',
+      '--profile-stacks',
+      '--count-calls',
+      'open_table',
+      '--server-pid',
+      String(server),
+      '--format',
+      'json',
+      '--no-history',
+    ],
+    { uid: 65534, gid: 65534, cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  const res = JSON.parse(out) as Profiled;
+  const notes = JSON.stringify(res.profile.notes);
+  assert.match(notes, /needs root or CAP_PERFMON \(kernel\.perf_event_paranoid is -?\d+\)/);
+  assert.match(notes, /uprobes.*only root/);
+  assert.deepEqual(leftovers(child.pid as number), []);
 });

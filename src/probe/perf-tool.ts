@@ -7,7 +7,7 @@
  * in the middle (a second Ctrl-C) removes its own on the way out (`onExitCleanup`).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { access, readFile, readlink, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,37 +82,52 @@ export function perfVersion(): Promise<string | undefined> {
 export async function perfBlocked(what: string, uprobes: boolean): Promise<ProfileNote | undefined> {
   const version = await perfVersion();
   if (version === undefined) return { what, why: 'perf is not installed', hint: PERF_INSTALL_HINT };
-  // looking is enough to have the kernel mount tracefs where it can
-  const tracefs = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'].find((d) =>
-    existsSync(path.join(d, 'events')),
-  );
-  if (tracefs === undefined) {
-    return {
-      what,
-      why: 'tracefs is not available (/sys/kernel/tracing/events is missing): perf cannot see scheduler tracepoints or place uprobes',
-      hint: 'mount -t tracefs nodev /sys/kernel/tracing as root; in a container, give it the host’s /sys/kernel/tracing',
-    };
-  }
   const root = process.geteuid?.() === 0;
-  if (root) return undefined;
-  if (uprobes) {
+  if (!root && uprobes) {
     return {
       what,
       why: 'placing uprobes writes /sys/kernel/tracing/uprobe_events, which only root may do',
       hint: 'run dbsmack as root (sudo) for --count-calls',
     };
   }
-  let paranoid = Number.NaN;
-  try {
-    paranoid = Number((await readFile('/proc/sys/kernel/perf_event_paranoid', 'utf8')).trim());
-  } catch {
-    // not Linux, or /proc hidden: perf itself will say
+  if (!root) {
+    let paranoid = Number.NaN;
+    try {
+      paranoid = Number((await readFile('/proc/sys/kernel/perf_event_paranoid', 'utf8')).trim());
+    } catch {
+      // not Linux, or /proc hidden: perf itself will say
+    }
+    if (!(paranoid <= -1)) {
+      return {
+        what,
+        why: `recording scheduler tracepoints of another user's server needs root or CAP_PERFMON (kernel.perf_event_paranoid is ${Number.isNaN(paranoid) ? 'unknown' : paranoid})`,
+        hint: 'run dbsmack as root, or sysctl kernel.perf_event_paranoid=-1 and give it CAP_PERFMON and CAP_SYS_PTRACE',
+      };
+    }
   }
-  if (!(paranoid <= -1)) {
+  // looking is enough to have the kernel mount tracefs where it can
+  let tracefs: 'ok' | 'missing' | 'denied' = 'missing';
+  for (const d of ['/sys/kernel/tracing', '/sys/kernel/debug/tracing']) {
+    try {
+      statSync(path.join(d, 'events'));
+      tracefs = 'ok';
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EACCES') tracefs = 'denied';
+    }
+  }
+  if (tracefs === 'denied') {
     return {
       what,
-      why: `recording scheduler tracepoints of another user's server needs root or CAP_PERFMON (kernel.perf_event_paranoid is ${Number.isNaN(paranoid) ? 'unknown' : paranoid})`,
-      hint: 'run dbsmack as root, or sysctl kernel.perf_event_paranoid=-1 and give it CAP_PERFMON and CAP_SYS_PTRACE',
+      why: 'tracefs (/sys/kernel/tracing) is readable by root only, and perf reads the tracepoints’ formats there',
+      hint: 'run dbsmack as root, or give its user access to /sys/kernel/tracing (mount option gid=, mode=)',
+    };
+  }
+  if (tracefs === 'missing') {
+    return {
+      what,
+      why: 'tracefs is not available (/sys/kernel/tracing/events is missing): perf cannot see scheduler tracepoints or place uprobes',
+      hint: 'mount -t tracefs nodev /sys/kernel/tracing as root; in a container, give it the host’s /sys/kernel/tracing',
     };
   }
   return undefined;

@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { matchFunction, readElfSymbols } from '../src/probe/elf-symbols.ts';
 import { perfBlocked } from '../src/probe/perf-tool.ts';
 import type { CodeProfile } from '../src/report/stacks-text.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
+import { ownDatabase } from './helpers/own-database.ts';
 import { needServer, SERVER_URLS } from './helpers/servers.ts';
 
 type Profiled = RunResult & { profile: CodeProfile };
@@ -31,27 +32,18 @@ async function needPerf(t: TestContext, uprobes: boolean): Promise<boolean> {
   return false;
 }
 
-const prepared = new Map<string, Promise<void>>();
-
-/** sbtest1 of 2000 rows in the test database, once per server; dropped when the file's tests are done. */
-function tables(driver: 'mysql' | 'postgres'): Promise<void> {
-  let p = prepared.get(driver);
-  if (p === undefined) {
-    const url = SERVER_URLS[driver];
-    p = (async () => {
-      await runCli(['cleanup', 'oltp_read_write', '--db', url]);
-      const r = await runCli(['prepare', 'oltp_read_write', '--db', url, ...SIZE]);
-      assert.equal(r.code, 0, r.stderr);
-    })();
-    prepared.set(driver, p);
-  }
-  return p;
+/** A database of the test's own with sbtest1 of 2000 rows, or undefined after skipping the test. */
+async function sbtest(
+  t: TestContext,
+  driver: 'mysql' | 'postgres',
+  label: string,
+): Promise<string | undefined> {
+  const own = await ownDatabase(t, driver, label);
+  if (!own) return undefined;
+  const r = await runCli(['prepare', 'oltp_read_write', '--db', own.url, ...SIZE]);
+  assert.equal(r.code, 0, r.stderr);
+  return own.url;
 }
-
-after(async () => {
-  for (const driver of prepared.keys())
-    await runCli(['cleanup', 'oltp_read_write', '--db', SERVER_URLS[driver as 'mysql' | 'postgres']]);
-});
 
 /** What a dbsmack process `pid` could have left: its uprobes, temporary directories and perf processes. */
 function leftovers(pid: number): string[] {
@@ -149,14 +141,14 @@ function assertLockCallers(res: Profiled, binary: string): void {
 const binaryOf = (pid: number): string => readlinkSync(`/proc/${pid}/exe`);
 
 test('MariaDB oltp_read_only: preempted in its own functions (dispatch_command), open_table once per select', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target || !(await needPerf(t, true))) return;
-  await tables('mysql');
+  if (!(await needPerf(t, true))) return;
+  const url = await sbtest(t, 'mysql', 'ro');
+  if (!url) return;
   const { res, pid } = await profiledRun([
     'run',
     'oltp_read_only',
     '--db',
-    SERVER_URLS.mysql,
+    url,
     ...SIZE,
     '--clients',
     '8',
@@ -176,16 +168,16 @@ test('MariaDB oltp_read_only: preempted in its own functions (dispatch_command),
 });
 
 test('MariaDB oltp_read_write: the lock waits by caller name the server’s code', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target || !(await needPerf(t, false))) return;
-  await tables('mysql');
+  if (!(await needPerf(t, false))) return;
+  const url = await sbtest(t, 'mysql', 'rw');
+  if (!url) return;
   const dir = tmpDir('dbsmack-stacks-test-');
   const folded = path.join(dir, 'rw.folded');
   const { res, pid } = await profiledRun([
     'run',
     'oltp_read_write',
     '--db',
-    SERVER_URLS.mysql,
+    url,
     ...SIZE,
     '--clients',
     '8',
@@ -212,14 +204,14 @@ test('MariaDB oltp_read_write: the lock waits by caller name the server’s code
 
 for (const workload of ['oltp_read_only', 'oltp_read_write'] as const) {
   test(`PostgreSQL ${workload}: the run's backends preempted in postgres's own functions`, async (t) => {
-    const target = await needServer(t, 'postgres');
-    if (!target || !(await needPerf(t, workload === 'oltp_read_only'))) return;
-    await tables('postgres');
+    if (!(await needPerf(t, workload === 'oltp_read_only'))) return;
+    const url = await sbtest(t, 'postgres', workload === 'oltp_read_only' ? 'pg_ro' : 'pg_rw');
+    if (!url) return;
     const { res, pid } = await profiledRun([
       'run',
       workload,
       '--db',
-      SERVER_URLS.postgres,
+      url,
       ...SIZE,
       '--clients',
       '8',
@@ -240,15 +232,15 @@ for (const workload of ['oltp_read_only', 'oltp_read_write'] as const) {
 }
 
 test('compare of a baseline and a --server-nice arm gives the per-function ratios of preemptions', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target || !(await needPerf(t, false))) return;
-  await tables('mysql');
+  if (!(await needPerf(t, false))) return;
+  const url = await sbtest(t, 'mysql', 'cmp');
+  if (!url) return;
   const dir = tmpDir('dbsmack-stacks-compare-');
   const common = [
     'run',
     'oltp_read_only',
     '--db',
-    SERVER_URLS.mysql,
+    url,
     ...SIZE,
     '--clients',
     '8',
@@ -296,19 +288,10 @@ function intervals(child: ReturnType<typeof startCli>['child'], lines: number): 
 const LONG = ['--clients', '4', '--time', '20', '--stacks-window', '16', '--profile-stacks', '--progress'];
 
 test('Ctrl-C in the window: the partial result keeps what was recorded, and nothing is left behind', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target || !(await needPerf(t, true))) return;
-  await tables('mysql');
-  const args = [
-    'run',
-    'oltp_read_only',
-    '--db',
-    SERVER_URLS.mysql,
-    ...SIZE,
-    ...LONG,
-    '--count-calls',
-    'open_table',
-  ];
+  if (!(await needPerf(t, true))) return;
+  const url = await sbtest(t, 'mysql', 'int');
+  if (!url) return;
+  const args = ['run', 'oltp_read_only', '--db', url, ...SIZE, ...LONG, '--count-calls', 'open_table'];
   const { child, done } = startCli([...args, '--format', 'json', '--no-history', '--report-interval', '1']);
   await intervals(child, 4);
   const pid = child.pid as number;
@@ -327,19 +310,10 @@ test('Ctrl-C in the window: the partial result keeps what was recorded, and noth
 });
 
 test('a killed run leaves its probes, directory and perf behind; the next run removes them', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target || !(await needPerf(t, true))) return;
-  await tables('mysql');
-  const args = [
-    'run',
-    'oltp_read_only',
-    '--db',
-    SERVER_URLS.mysql,
-    ...SIZE,
-    ...LONG,
-    '--count-calls',
-    'open_table',
-  ];
+  if (!(await needPerf(t, true))) return;
+  const url = await sbtest(t, 'mysql', 'kill');
+  if (!url) return;
+  const args = ['run', 'oltp_read_only', '--db', url, ...SIZE, ...LONG, '--count-calls', 'open_table'];
   const { child, done } = startCli([...args, '--format', 'json', '--no-history']);
   await intervals(child, 3);
   const pid = child.pid as number;
@@ -358,7 +332,7 @@ test('a killed run leaves its probes, directory and perf behind; the next run re
     'run',
     'select1',
     '--db',
-    SERVER_URLS.mysql,
+    url,
     '--time',
     '1',
     '--count-calls',

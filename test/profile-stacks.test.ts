@@ -6,12 +6,15 @@
  * by the next one. Skipped with the reason without perf or its rights; failing under CI=true.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { loadDriver } from '../src/driver/index.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { matchFunction, readElfSymbols } from '../src/probe/elf-symbols.ts';
+import { serverIdentity } from '../src/probe/mysql-lock-callers.ts';
 import { perfBlocked } from '../src/probe/perf-tool.ts';
 import type { CodeProfile } from '../src/report/stacks-text.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
@@ -384,7 +387,6 @@ test('without the rights (not root) the run goes on, with a note that says which
     return;
   }
   const server = Number(readFileSync('/run/mysqld/mysqld.pid', 'utf8').trim());
-  const { spawn } = await import('node:child_process');
   const child = spawn(
     process.execPath,
     [
@@ -421,4 +423,66 @@ test('without the rights (not root) the run goes on, with a note that says which
   assert.match(notes, /needs root or CAP_PERFMON \(kernel\.perf_event_paranoid is -?\d+\)/);
   assert.match(notes, /uprobes.*only root/);
   assert.deepEqual(leftovers(child.pid as number), []);
+});
+
+test('performance schema settings a killed run left changed are put back by the next run on that server', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  const conn = await (await loadDriver('mysql')).connect(target, { connectTimeoutMs: 5000 });
+  const consumer = async (): Promise<string> =>
+    String(
+      (
+        await conn.all(
+          "SELECT ENABLED AS e FROM performance_schema.setup_consumers WHERE NAME = 'events_waits_history'",
+        )
+      )[0]?.e,
+    );
+  const before = await consumer();
+  if (before !== 'NO') {
+    await conn.close();
+    t.skip(`events_waits_history is ${before} on this server: the test needs it off to turn it on`);
+    return;
+  }
+  try {
+    // a dbsmack that turned the consumer on and was killed: its pid is gone, its marker is left
+    const dead = await new Promise<number>((resolve) => {
+      const c = startCli(['--version']);
+      void c.done.then(() => resolve(c.child.pid as number));
+    });
+    const dir = path.join(os.tmpdir(), `dbsmack-stacks-${dead}-test`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, 'server-settings.json'),
+      JSON.stringify({
+        server: await serverIdentity(conn),
+        url: target.redactedUrl,
+        changes: { consumers: ['events_waits_history'], instruments: [] },
+      }),
+    );
+    await conn.query(
+      "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME = 'events_waits_history'",
+    );
+    const r = await runCli([
+      'run',
+      'select1',
+      '--db',
+      SERVER_URLS.mysql,
+      '--time',
+      '0.5',
+      '--profile-stacks',
+      '--no-history',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /put back the performance schema settings an earlier dbsmack that was killed left changed/,
+    );
+    assert.equal(await consumer(), 'NO');
+    assert.equal(existsSync(dir), false);
+  } finally {
+    await conn.query(
+      "UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' WHERE NAME = 'events_waits_history'",
+    );
+    await conn.close();
+  }
 });

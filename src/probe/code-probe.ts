@@ -18,13 +18,16 @@ import type { Connection, Target } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { dataSymbolAt, ElfError, type ElfSymbols, readElfSymbols } from './elf-symbols.ts';
-import { MysqlLockCallers } from './mysql-lock-callers.ts';
+import { MysqlLockCallers, type PsChanges, putBack, serverIdentity } from './mysql-lock-callers.ts';
 import { decodeRecording, type PerfSession, STACK_BYTES, startRecord } from './perf-record.ts';
 import {
   cleanLeftovers,
+  type LeftMarker,
+  MARKER,
   onExitCleanup,
   perfBlocked,
   perfVersion,
+  removeRunDir,
   serverBinary,
   tempPrefix,
 } from './perf-tool.ts';
@@ -136,6 +139,7 @@ export class CodeProbe implements RunProbe {
   private cleaned = false;
   private readonly elfCache = new Map<string, ElfSymbols>();
   private readonly runsAt = new Map<number, number>();
+  private leftMarkers: LeftMarker[] = [];
   // per run
   private notes: ProfileNote[] = [];
   private conn: Connection | undefined;
@@ -183,10 +187,11 @@ export class CodeProbe implements RunProbe {
     this.recorded = '';
     if (!this.cleaned) {
       this.cleaned = true;
-      const done = await cleanLeftovers().catch(() => []);
-      if (done.length > 0)
+      const left = await cleanLeftovers().catch(() => ({ cleaned: [], markers: [] }));
+      this.leftMarkers = left.markers;
+      if (left.cleaned.length > 0)
         process.stderr.write(
-          `dbsmack: cleaned up after an earlier dbsmack that was killed: ${done.join('; ')}\n`,
+          `dbsmack: cleaned up after an earlier dbsmack that was killed: ${left.cleaned.join('; ')}\n`,
         );
     }
     if (info.target.driver === 'sqlite') {
@@ -205,8 +210,25 @@ export class CodeProbe implements RunProbe {
     } catch (e) {
       this.note(this.what, `dbsmack's own connection failed: ${(e as Error).message}`);
     }
-    if (this.opts.stacks && this.conn && target.driver === 'mysql')
-      this.locks = new MysqlLockCallers(this.conn);
+    this.dir = mkdtempSync(path.join(os.tmpdir(), tempPrefix()));
+    onExitCleanup.dir(this.dir);
+    if (this.conn && target.driver === 'mysql') {
+      const conn = this.conn;
+      const identity = await serverIdentity(conn).catch(() => undefined);
+      if (identity !== undefined) await this.putBackLeftovers(conn, identity);
+      if (this.opts.stacks && identity !== undefined) {
+        const marker = path.join(this.dir, MARKER);
+        // written while the history is on, so that a killed run's settings are put back by the next run
+        this.locks = new MysqlLockCallers(conn, (changes) => {
+          const on = changes.consumers.length > 0 || changes.instruments.length > 0;
+          if (on)
+            writeFileSync(marker, JSON.stringify({ server: identity, url: target.redactedUrl, changes }), {
+              mode: 0o600,
+            });
+          else rmSync(marker, { force: true });
+        });
+      }
+    }
     const located = await locateServer(target, this.conn, info.sessionIds, this.opts.serverPid);
     if ('note' in located) {
       this.note(this.what, located.note.why, located.note.hint);
@@ -258,8 +280,6 @@ export class CodeProbe implements RunProbe {
       const objects = elf.objects;
       if (bias !== undefined) this.dataSymbol = (a) => dataSymbolAt(objects, Number(a) - bias);
     }
-    this.dir = mkdtempSync(path.join(os.tmpdir(), tempPrefix()));
-    onExitCleanup.dir(this.dir);
     // perf ends by itself after the window even if this process is killed
     const lifeS =
       Math.max(0, (info.measureAtMs - Date.now()) / 1000) +
@@ -284,6 +304,25 @@ export class CodeProbe implements RunProbe {
         this.record = undefined;
       }
     }
+  }
+
+  /** Put back the performance schema settings a killed dbsmack left changed on this server. */
+  private async putBackLeftovers(conn: Connection, identity: string): Promise<void> {
+    const rest: LeftMarker[] = [];
+    for (const m of this.leftMarkers) {
+      const marker = m.marker as { server?: string; url?: string; changes?: PsChanges };
+      if (marker.server !== identity || marker.changes === undefined) {
+        rest.push(m);
+        continue;
+      }
+      if (await putBack(conn, marker.changes)) {
+        rmSync(m.dir, { recursive: true, force: true });
+        process.stderr.write(
+          `dbsmack: put back the performance schema settings an earlier dbsmack that was killed left changed on ${marker.url ?? identity} (${marker.changes.consumers.length} consumers, ${marker.changes.instruments.length} instruments)\n`,
+        );
+      } else rest.push(m);
+    }
+    this.leftMarkers = rest;
   }
 
   /** Place the window in the measured part and arm its timer. */
@@ -569,7 +608,8 @@ export class CodeProbe implements RunProbe {
     if (this.locks && this.lockResult === undefined) await this.locks.restore().catch(() => {});
     this.locks = undefined;
     if (this.dir) {
-      rmSync(this.dir, { recursive: true, force: true });
+      // a marker of settings not put back stays for the next run
+      removeRunDir(this.dir);
       onExitCleanup.releaseDir(this.dir);
       this.dir = undefined;
     }

@@ -26,6 +26,12 @@ const CONSUMERS = [
   'events_waits_history_long',
 ];
 
+/** What dbsmack turned on, to be put back: written down while it is on, so that a killed run can be undone. */
+export interface PsChanges {
+  consumers: string[];
+  instruments: Array<{ name: string; enabled: string; timed: string }>;
+}
+
 export interface LockCallersResult {
   rows: LockCaller[];
   seen: number;
@@ -46,7 +52,11 @@ export class MysqlLockCallers {
   private total = 0;
   private polling: Promise<void> | undefined;
 
-  constructor(private readonly conn: Connection) {}
+  /** `changed` hears what is on now (and empty lists once it is all put back). */
+  constructor(
+    private readonly conn: Connection,
+    private readonly changed: (c: PsChanges) => void = () => {},
+  ) {}
 
   /** Turn on what is needed and take the baseline; a note when it cannot. */
   async begin(): Promise<ProfileNote | undefined> {
@@ -95,6 +105,7 @@ export class MysqlLockCallers {
         hint: `UPDATE on ${PS}.setup_consumers and ${PS}.setup_instruments is needed`,
       };
     }
+    this.changed({ consumers: this.consumersOff, instruments: this.instrumentsOff });
     const [w] = await this.conn.all(`SELECT MAX(TIMER_END) AS m FROM ${PS}.events_waits_history_long`);
     this.watermark = Number(w?.m ?? 0);
     this.total0 = await this.totalWaits();
@@ -171,33 +182,50 @@ export class MysqlLockCallers {
 
   /** Put the consumers and instruments turned on back off. */
   async restore(): Promise<void> {
-    const consumers = this.consumersOff;
+    const c = { consumers: this.consumersOff, instruments: this.instrumentsOff };
     this.consumersOff = [];
-    if (consumers.length > 0) {
-      await this.conn
-        .query(
-          `UPDATE ${PS}.setup_consumers SET ENABLED = 'NO' WHERE NAME IN (${consumers.map(() => '?').join(', ')})`,
-          consumers,
-        )
-        .catch(() => {});
-    }
-    const byState = new Map<string, string[]>();
-    for (const c of this.instrumentsOff) {
-      const k = `${c.enabled}/${c.timed}`;
-      byState.set(k, [...(byState.get(k) ?? []), c.name]);
-    }
     this.instrumentsOff = [];
-    for (const [k, names] of byState) {
-      const [enabled, timed] = k.split('/');
-      for (let i = 0; i < names.length; i += 200) {
-        const chunk = names.slice(i, i + 200);
-        await this.conn
-          .query(
-            `UPDATE ${PS}.setup_instruments SET ENABLED = ?, TIMED = ? WHERE NAME IN (${chunk.map(() => '?').join(', ')})`,
-            [enabled, timed, ...chunk],
-          )
-          .catch(() => {});
-      }
+    if (c.consumers.length === 0 && c.instruments.length === 0) return;
+    if (await putBack(this.conn, c)) this.changed({ consumers: [], instruments: [] });
+  }
+}
+
+/** Put performance schema consumers and instruments back as `c` says they were; false when a statement failed. */
+export async function putBack(conn: Connection, c: PsChanges): Promise<boolean> {
+  let ok = true;
+  const fail = (): void => {
+    ok = false;
+  };
+  if (c.consumers.length > 0) {
+    await conn
+      .query(
+        `UPDATE ${PS}.setup_consumers SET ENABLED = 'NO' WHERE NAME IN (${c.consumers.map(() => '?').join(', ')})`,
+        c.consumers,
+      )
+      .catch(fail);
+  }
+  const byState = new Map<string, string[]>();
+  for (const i of c.instruments) {
+    const k = `${i.enabled}/${i.timed}`;
+    byState.set(k, [...(byState.get(k) ?? []), i.name]);
+  }
+  for (const [k, names] of byState) {
+    const [enabled, timed] = k.split('/');
+    for (let i = 0; i < names.length; i += 200) {
+      const chunk = names.slice(i, i + 200);
+      await conn
+        .query(
+          `UPDATE ${PS}.setup_instruments SET ENABLED = ?, TIMED = ? WHERE NAME IN (${chunk.map(() => '?').join(', ')})`,
+          [enabled, timed, ...chunk],
+        )
+        .catch(fail);
     }
   }
+  return ok;
+}
+
+/** Which server a connection reaches, to match a killed run's leftovers with the server they were left on. */
+export async function serverIdentity(conn: Connection): Promise<string> {
+  const [r] = await conn.all('SELECT @@hostname AS h, @@port AS p, @@server_id AS s');
+  return `${String(r?.h)}:${String(r?.p)}#${String(r?.s)}`;
 }

@@ -224,11 +224,42 @@ function dbsmackProbeGroups(): number[] {
 }
 
 /**
- * Remove what dbsmack processes that no longer run left behind: their perf processes (stopped), uprobe
- * groups and temporary directories. Never touches a live dbsmack's. Returns what was cleaned, in words.
+ * A note a run keeps in its temporary directory while it has changed a server setting (the performance
+ * schema's consumers): a run killed meanwhile leaves it, and the next run against that server puts the
+ * setting back. No password is in it.
  */
-export async function cleanLeftovers(): Promise<string[]> {
+export const MARKER = 'server-settings.json';
+
+/** A killed run's marker, left in its directory until a run against that server has put the settings back. */
+export interface LeftMarker {
+  dir: string;
+  marker: unknown;
+}
+
+/** Remove a run's temporary directory, except its marker while that still names settings to put back. */
+export function removeRunDir(dir: string): void {
+  let keep = false;
+  try {
+    keep = readFileSync(path.join(dir, MARKER), 'utf8').trim() !== '';
+  } catch {
+    // no marker
+  }
+  if (!keep) {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+  for (const e of readdirSync(dir))
+    if (e !== MARKER) rmSync(path.join(dir, e), { recursive: true, force: true });
+}
+
+/**
+ * Remove what dbsmack processes that no longer run left behind: their perf processes (stopped), uprobe
+ * groups and temporary directories. Never touches a live dbsmack's. Returns what was cleaned, in words, and
+ * the markers of server settings still to be put back (by a run against that server).
+ */
+export async function cleanLeftovers(): Promise<{ cleaned: string[]; markers: LeftMarker[] }> {
   const cleaned: string[] = [];
+  const markers: LeftMarker[] = [];
   const owners = new Set<number>();
   for (const o of dbsmackProbeGroups()) owners.add(o);
   const tmp = os.tmpdir();
@@ -260,11 +291,16 @@ export async function cleanLeftovers(): Promise<string[]> {
       if (r.code === 0) cleaned.push(`removed the uprobes ${probeGroup(owner)}:* of dbsmack ${owner}`);
     }
     for (const d of dirs.filter((x) => x.startsWith(tempPrefix(owner)))) {
-      rmSync(path.join(tmp, d), { recursive: true, force: true });
-      cleaned.push(`removed ${path.join(tmp, d)}`);
+      const dir = path.join(tmp, d);
+      removeRunDir(dir);
+      try {
+        markers.push({ dir, marker: JSON.parse(readFileSync(path.join(dir, MARKER), 'utf8')) });
+      } catch {
+        cleaned.push(`removed ${dir}`);
+      }
     }
   }
-  return cleaned;
+  return { cleaned, markers };
 }
 
 /** What to undo synchronously if this process exits before a probe's stop() ran. */
@@ -297,7 +333,7 @@ function exitCleanup(): void {
       }
     }
   }
-  for (const d of duty.dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of duty.dirs) removeRunDir(d);
 }
 
 function hook(): void {

@@ -1,5 +1,6 @@
 // Runs the test suite with node's own test runner through tsx. Node 20 neither finds .ts test files by
-// itself nor expands quoted globs, so the files are listed here. Pass file names to run only those.
+// itself nor expands quoted globs, so the files are listed here. Pass file names to run only those, and
+// options of node's test runner as they are (`--test-name-pattern=SIGINT`).
 //
 // - dist/ is rebuilt first when any source file is newer than its build output: the CLI tests run the built
 //   bin/dbsmack.js, and a file run alone after an edit must not test yesterday's build. (Running the CLI
@@ -51,10 +52,10 @@ if (stale !== undefined) {
 
 const perTestS = Number(process.env.DBSMACK_TEST_TIMEOUT ?? 300);
 const perFileMs = Math.max(900, 3 * perTestS) * 1000;
-const files =
-  process.argv.length > 2
-    ? process.argv.slice(2).map((f) => path.resolve(f))
-    : find(path.join(root, 'test'), '.test.ts').sort();
+const args = process.argv.slice(2);
+const options = args.filter((a) => a.startsWith('--'));
+const named = args.filter((a) => !a.startsWith('--')).map((f) => path.resolve(f));
+const files = named.length > 0 ? named : find(path.join(root, 'test'), '.test.ts').sort();
 const r = spawnSync(
   process.execPath,
   [
@@ -66,6 +67,7 @@ const r = spawnSync(
     '--test-concurrency=1',
     `--test-timeout=${perFileMs}`,
     '--test-reporter=spec',
+    ...options,
     ...files,
   ],
   { stdio: 'inherit', cwd: root, env: { ...process.env, DBSMACK_TEST_TIMEOUT: String(perTestS) } },

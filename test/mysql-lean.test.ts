@@ -148,17 +148,27 @@ test('lean mysql: a row of more than 16 MiB arrives in several wire packets and 
   if (!target) return;
   const admin = await connect(target);
   // The session limit is copied from the global one at connect time: raise it just for one new session.
-  const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
+  // A named lock keeps two test runs from interleaving their raise and restore (one would restore the
+  // other's raised value); the lock is the server's, so it covers every checkout using this server.
   let c: Connection | undefined;
+  const [{ got }] = (await admin.all("SELECT GET_LOCK('dbsmack_test_max_allowed_packet', 60) AS got")) as [
+    { got: number | null },
+  ];
   try {
+    assert.equal(got, 1, 'the lock on max_allowed_packet within 60 s');
+    const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
     try {
       await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
     } catch (e) {
       return missing(t, `cannot raise max_allowed_packet (SET GLOBAL): ${(e as Error).message}`);
     }
-    c = await connect(target);
+    try {
+      c = await connect(target);
+    } finally {
+      await admin.query('SET GLOBAL max_allowed_packet = ?', [old]);
+    }
   } finally {
-    await admin.query('SET GLOBAL max_allowed_packet = ?', [old]).catch(() => {});
+    await admin.query("SELECT RELEASE_LOCK('dbsmack_test_max_allowed_packet')").catch(() => {});
     await admin.close();
   }
   try {

@@ -22,7 +22,7 @@ import { interpolate } from '../src/driver/mysql-lean-text.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { expectError } from './helpers/db-errors.ts';
 import { missing, needFile } from './helpers/preconditions.ts';
-import { needServer } from './helpers/servers.ts';
+import { needServer, SERVER_STATE_LOCK, withServerLock } from './helpers/servers.ts';
 import { waitFor } from './helpers/wait.ts';
 
 function connect(target: Target, timeoutMs = 5000): Promise<Connection> {
@@ -147,30 +147,27 @@ test('lean mysql: a row of more than 16 MiB arrives in several wire packets and 
   const target = await server(t);
   if (!target) return;
   const admin = await connect(target);
-  // The session limit is copied from the global one at connect time: raise it just for one new session.
-  // A named lock keeps two test runs from interleaving their raise and restore (one would restore the
-  // other's raised value); the lock is the server's, so it covers every checkout using this server.
+  // The session limit is copied from the global one at connect time: raise it just for one new session,
+  // under the lock of server-wide changes, so that two test runs cannot restore each other's raised value.
   let c: Connection | undefined;
-  const [{ got }] = (await admin.all("SELECT GET_LOCK('dbsmack_test_max_allowed_packet', 60) AS got")) as [
-    { got: number | null },
-  ];
   try {
-    assert.equal(got, 1, 'the lock on max_allowed_packet within 60 s');
-    const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
-    try {
-      await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
-    } catch (e) {
-      return missing(t, `cannot raise max_allowed_packet (SET GLOBAL): ${(e as Error).message}`);
-    }
-    try {
-      c = await connect(target);
-    } finally {
-      await admin.query('SET GLOBAL max_allowed_packet = ?', [old]);
-    }
+    await withServerLock(SERVER_STATE_LOCK, async () => {
+      const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
+      try {
+        await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
+      } catch (e) {
+        return missing(t, `cannot raise max_allowed_packet (SET GLOBAL): ${(e as Error).message}`);
+      }
+      try {
+        c = await connect(target);
+      } finally {
+        await admin.query('SET GLOBAL max_allowed_packet = ?', [old]);
+      }
+    });
   } finally {
-    await admin.query("SELECT RELEASE_LOCK('dbsmack_test_max_allowed_packet')").catch(() => {});
     await admin.close();
   }
+  if (c === undefined) return;
   try {
     const size = (16 << 20) + 1000;
     const [row] = (await c.all('SELECT REPEAT(?, ?) AS v, 42 AS after', ['q', size])) as [

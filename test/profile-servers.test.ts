@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { loadDriver } from '../src/driver/index.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
@@ -14,7 +14,14 @@ import { isLocalTarget, locateServer } from '../src/probe/server-process.ts';
 import { renderProfileComparison, renderProfileText } from '../src/report/profile.ts';
 import { ROOT, runCli } from './helpers/cli.ts';
 import { missing } from './helpers/preconditions.ts';
-import { MYSQL_URL, needLocalServerPid, needServer, PG_URL } from './helpers/servers.ts';
+import {
+  MYSQL_URL,
+  needLocalServerPid,
+  needServer,
+  PG_URL,
+  SERVER_STATE_LOCK,
+  withServerLock,
+} from './helpers/servers.ts';
 
 const WORKLOAD = path.join(ROOT, 'test', 'fixtures', 'workloads', 'profile-insert.ts');
 const TABLE = `dbsmack_prof_${process.pid}`;
@@ -56,9 +63,7 @@ interface Row {
   cpu_pct: number;
 }
 
-test('MariaDB with the performance schema: mutex and I/O waits by name, and a thread table that matches /proc', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target) return;
+async function mariadbProfile(t: TestContext, target: Target): Promise<void> {
   const conn = await connect(target);
   try {
     const [ps] = await conn.all('SELECT @@performance_schema AS on_');
@@ -170,6 +175,13 @@ test('MariaDB with the performance schema: mutex and I/O waits by name, and a th
     await conn.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => {});
     await conn.close();
   }
+}
+
+test('MariaDB with the performance schema: mutex and I/O waits by name, and a thread table that matches /proc', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  // --profile turns wait instruments on for the run and back off after it: server-wide state.
+  await withServerLock(SERVER_STATE_LOCK, () => mariadbProfile(t, target));
 });
 
 test("PostgreSQL: wait events of the run's own backends, and its backends in the thread table", async (t) => {

@@ -12,7 +12,14 @@ import { mark, ratio } from '../src/report/compare-text.ts';
 import type { ProfiledResult } from '../src/report/profile.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { needRoot } from './helpers/preconditions.ts';
-import { MYSQL_URL, needLocalServerPid, needServer, PG_URL } from './helpers/servers.ts';
+import {
+  MYSQL_URL,
+  needLocalServerPid,
+  needServer,
+  PG_URL,
+  SERVER_STATE_LOCK,
+  withServerLock,
+} from './helpers/servers.ts';
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
@@ -155,8 +162,11 @@ test('mariadb: a sweep with --server-nice compared to a baseline shows the sched
   if (!needRoot(t, "changing the MariaDB server's nice value needs CAP_SYS_NICE")) return;
   if (!(await needLocalServerPid(t, 'mysql'))) return;
   const { dir, env } = setup();
-  await sweep(dir, env, 'baseline', MYSQL_URL, ['--profile']);
-  const exp = await sweep(dir, env, 'nice5', MYSQL_URL, ['--profile', '--server-nice', '5']);
+  // --profile's wait instruments and --server-nice are server-wide, put back after each run: under the lock.
+  const exp = await withServerLock(SERVER_STATE_LOCK, async () => {
+    await sweep(dir, env, 'baseline', MYSQL_URL, ['--profile']);
+    return sweep(dir, env, 'nice5', MYSQL_URL, ['--profile', '--server-nice', '5']);
+  });
   for (const p of exp.doc.points) {
     for (const run of p.runs) {
       const sched = (run.result as ProfiledResult).server_sched;

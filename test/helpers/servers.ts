@@ -221,3 +221,28 @@ function procStat(pid: number): { comm: string; ppid: number } | undefined {
     return undefined;
   }
 }
+
+/**
+ * Run `fn` holding a lock of the MySQL/MariaDB server named `name` (GET_LOCK), for a test that changes a
+ * state of the whole server and puts it back (performance-schema instruments, the scheduling of the server's
+ * threads, a global variable): another test run on the same server that holds the same lock waits, rather
+ * than saving this run's changed value as the original and restoring it afterwards.
+ */
+export async function withServerLock<T>(name: string, fn: () => Promise<T>, timeoutS = 300): Promise<T> {
+  const c = await connectTo(parseTarget(SERVER_URLS.mysql));
+  try {
+    const [row] = await c.all('SELECT GET_LOCK(?, ?) AS got', [name, timeoutS]);
+    if (Number(row?.got) !== 1) {
+      throw new Error(
+        `gave up after ${timeoutS} s waiting for the server lock ${name} (another test run holds it)`,
+      );
+    }
+    return await fn();
+  } finally {
+    await c.query('SELECT RELEASE_LOCK(?)', [name]).catch(() => {});
+    await c.close();
+  }
+}
+
+/** The lock of the tests that change server-wide state of MariaDB (instruments, thread scheduling). */
+export const SERVER_STATE_LOCK = 'dbsmack_tests_server_state';

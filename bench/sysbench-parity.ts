@@ -6,14 +6,17 @@
  *   npm run build && node --import tsx bench/sysbench-parity.ts [--time S] [--threads 1,4] [--table-size N]
  *        [--mysql URL] [--pg URL] [--only mysql|postgres]
  *
- * The tables are prepared once per server by sysbench and dropped at the end (database `test` by default:
- * sbtest1 there is replaced).
+ * The tables are prepared once per server by sysbench and dropped at the end, in a database of the
+ * benchmark's own (`dbsmack_parity` by default, created when missing), so that its sbtest1 is nobody else's:
+ * not the tests', not bench/peers' (`dbsmack_perf`).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import { cliSql } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
@@ -23,11 +26,8 @@ const { values } = parseArgs({
     time: { type: 'string', default: '10' },
     threads: { type: 'string', default: '1,4' },
     'table-size': { type: 'string', default: '10000' },
-    mysql: {
-      type: 'string',
-      default: process.env.DBSMACK_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
-    },
-    pg: { type: 'string', default: process.env.DBSMACK_TEST_PG_URL ?? 'postgres://root@127.0.0.1:5432/test' },
+    mysql: { type: 'string', default: 'mysql://root@127.0.0.1:3306/dbsmack_parity' },
+    pg: { type: 'string', default: 'postgres://root@127.0.0.1:5432/dbsmack_parity' },
     only: { type: 'string' },
   },
 });
@@ -75,12 +75,24 @@ function dbsmackQps(workload: string, url: string, n: number): number {
   return res.sysbench.total / res.elapsed_s;
 }
 
+/** Create the target's database when it is missing (through the mysql/psql clients). */
+function ensureDatabase(t: Target): void {
+  const db = t.database;
+  if (!db || !/^\w+$/.test(db))
+    throw new Error(`${t.redactedUrl}: name a database of plain letters, digits and _`);
+  if (t.driver === 'mysql') cliSql(t, `CREATE DATABASE IF NOT EXISTS \`${db}\``, '');
+  else if (cliSql(t, `SELECT 1 FROM pg_database WHERE datname = '${db}'`, 'postgres') !== '1') {
+    cliSql(t, `CREATE DATABASE "${db}"`, 'postgres');
+  }
+}
+
 const rows: string[][] = [];
 for (const [name, url] of [
   ['mysql', values.mysql as string],
   ['postgres', values.pg as string],
 ] as const) {
   if (values.only && values.only !== name) continue;
+  ensureDatabase(parseTarget(url));
   sysbench('oltp_read_write', url, [`--table-size=${size}`], 'cleanup');
   sysbench('oltp_read_write', url, [`--table-size=${size}`], 'prepare');
   try {

@@ -8,6 +8,7 @@ import { loadDriver } from '../src/driver/index.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
+import { waitForOutput } from './helpers/wait.ts';
 
 function setup(): { dir: string; env: NodeJS.ProcessEnv; hist: string } {
   const dir = tmpDir('dbsmack-sweep-');
@@ -278,30 +279,46 @@ test('Ctrl-C stops the sweep, keeps every run measured, and marks it partial', a
   const { dir, env } = setup();
   const out = path.join(dir, 'sweep.json');
   const { child, done } = startCli(
-    ['sweep', 'select1', '--clients', '1,2', '--repeat', '2', '--time', '1', '--label', 'cut', '--out', out],
+    [
+      'sweep',
+      'select1',
+      '--clients',
+      '1,2',
+      '--repeat',
+      '2',
+      '--time',
+      '3',
+      '--progress',
+      '--report-interval',
+      '0.2',
+      '--label',
+      'cut',
+      '--out',
+      out,
+    ],
     { cwd: dir, env },
   );
-  let sent = false;
-  child.stderr?.on('data', (d: Buffer) => {
-    if (!sent && /\[1\/4\]/.test(d.toString())) {
-      sent = true;
-      setTimeout(() => child.kill('SIGINT'), 300);
-    }
-  });
-  const r = await done;
-  assert.equal(r.code, 130, r.stderr);
-  const s = readJson<SweepResult>(out);
-  assert.equal(s.status, 'partial');
-  assert.equal(s.status_reason, 'interrupted');
-  const runs = s.points.flatMap((p) => p.runs);
-  // the run in progress is kept (partial) when it had started measuring; one that was still starting is not
-  assert.ok(runs.length === 1 || runs.length === 2, `${runs.length} runs`);
-  assert.equal(runs[0]!.status, 'complete');
-  if (runs[1]) assert.equal(runs[1].status, 'partial');
-  const list = JSON.parse((await runCli(['history', '--format', 'json'], { cwd: dir, env })).stdout) as {
-    status: string;
-  }[];
-  assert.equal(list[0]!.status, 'partial');
+  try {
+    // Interrupt while the second run is measuring (its first interval line): the first run is complete.
+    await waitForOutput(child, /^\[run 2\/4 repeat \d\] /m, 'the first interval line of the second run');
+    child.kill('SIGINT');
+    const r = await done;
+    assert.equal(r.code, 130, r.stderr);
+    const s = readJson<SweepResult>(out);
+    assert.equal(s.status, 'partial');
+    assert.equal(s.status_reason, 'interrupted');
+    // the run in progress is kept, partial, since it had started measuring
+    assert.deepEqual(
+      s.points.flatMap((p) => p.runs).map((x) => x.status),
+      ['complete', 'partial'],
+    );
+    const list = JSON.parse((await runCli(['history', '--format', 'json'], { cwd: dir, env })).stdout) as {
+      status: string;
+    }[];
+    assert.equal(list[0]!.status, 'partial');
+  } finally {
+    child.kill('SIGKILL');
+  }
 });
 
 for (const driver of ['mysql', 'postgres'] as const) {
@@ -369,19 +386,13 @@ test('a run whose timeline collapses mid-run is flagged as a stall, with its tim
       ],
       { cwd: dir, env },
     );
-    let locked: Promise<void> | undefined;
-    child.stderr?.on('data', (d: Buffer) => {
-      // Hold the table from the first interval line on: the intervals in the middle of the run see nothing.
-      if (!locked && /\[ 1s \]/.test(d.toString())) {
-        locked = (async () => {
-          await locker.query('LOCK TABLES dbsmack_sweep_stall WRITE');
-          await new Promise((r) => setTimeout(r, 2500));
-          await locker.query('UNLOCK TABLES');
-        })();
-      }
-    });
+    // Hold the table from the first interval line on, for 2.5 s of the 5 s run: the intervals in the middle
+    // of the run see nothing. (The lock's length is the stall under test, not a wait for an event.)
+    await waitForOutput(child, /\[ 1s \]/, 'the first interval line of the run');
+    await locker.query('LOCK TABLES dbsmack_sweep_stall WRITE');
+    await new Promise((r) => setTimeout(r, 2500));
+    await locker.query('UNLOCK TABLES');
     const r = await done;
-    await locked;
     assert.equal(r.code, 0, r.stderr);
     const s = readJson<SweepResult>(out);
     const run = s.points[0]!.runs[0]!;

@@ -29,25 +29,40 @@ test('connectAll keeps at most CONNECT_CONCURRENCY connects in flight and return
   );
 });
 
-test('connectAll closes what it opened and throws the first failure', async () => {
+test('connectAll starts no connect after the first failure, closes what it opened and throws the failure', async () => {
   const closed: number[] = [];
   const started: number[] = [];
+  const FAIL = 40;
+  // Connects before FAIL succeed at once; FAIL fails after a tick; those started meanwhile (one per other
+  // lane) succeed only after the failure has been taken, so every lane then sees it before taking more.
+  let failed!: () => void;
+  const afterFailure = new Promise<void>((r) => {
+    failed = r;
+  });
   const ids = Array.from({ length: 100 }, (_, i) => i + 1);
   await assert.rejects(
     connectAll(ids, async (id) => {
       started.push(id);
-      await tick();
-      if (id === 40) throw new Error('refused 40');
-      if (id > 40) throw new Error(`refused ${id}`);
+      if (id === FAIL) {
+        await tick();
+        setImmediate(failed);
+        throw new Error(`refused ${id}`);
+      }
+      if (id > FAIL) await afterFailure;
       return { id, conn: fakeConn(closed, id) };
     }),
     /refused 40/,
-    'the first failure is thrown',
+    'the failure is thrown',
+  );
+  const inFlight = FAIL + CONNECT_CONCURRENCY - 1;
+  assert.deepEqual(
+    started.sort((a, b) => a - b),
+    Array.from({ length: inFlight }, (_, i) => i + 1),
+    'the connects in flight when it failed, and none after',
   );
   assert.deepEqual(
     closed.sort((a, b) => a - b),
-    Array.from({ length: 39 }, (_, i) => i + 1),
-    'every connection opened before the failure is closed',
+    started.filter((id) => id !== FAIL),
+    'every connection opened is closed',
   );
-  assert.ok(started.length < ids.length, `no connect starts after the failure (${started.length} started)`);
 });

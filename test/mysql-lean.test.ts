@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { constants, generateKeyPairSync, privateDecrypt, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
@@ -22,9 +21,9 @@ import {
 import { interpolate } from '../src/driver/mysql-lean-text.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { expectError } from './helpers/db-errors.ts';
-import { needServer } from './helpers/servers.ts';
-
-const SOCKET = '/run/mysqld/mysqld.sock';
+import { missing, needFile } from './helpers/preconditions.ts';
+import { needServer, SERVER_STATE_LOCK, withServerLock } from './helpers/servers.ts';
+import { waitFor } from './helpers/wait.ts';
 
 function connect(target: Target, timeoutMs = 5000): Promise<Connection> {
   return connectMysqlLean(target, { connectTimeoutMs: timeoutMs, load: true });
@@ -148,21 +147,27 @@ test('lean mysql: a row of more than 16 MiB arrives in several wire packets and 
   const target = await server(t);
   if (!target) return;
   const admin = await connect(target);
-  // The session limit is copied from the global one at connect time: raise it just for one new session.
-  const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
+  // The session limit is copied from the global one at connect time: raise it just for one new session,
+  // under the lock of server-wide changes, so that two test runs cannot restore each other's raised value.
   let c: Connection | undefined;
   try {
-    try {
-      await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
-    } catch (e) {
-      t.skip(`cannot raise max_allowed_packet: ${(e as Error).message}`);
-      return;
-    }
-    c = await connect(target);
+    await withServerLock(SERVER_STATE_LOCK, async () => {
+      const [{ old }] = (await admin.all('SELECT @@GLOBAL.max_allowed_packet AS old')) as [{ old: number }];
+      try {
+        await admin.query('SET GLOBAL max_allowed_packet = ?', [64 << 20]);
+      } catch (e) {
+        return missing(t, `cannot raise max_allowed_packet (SET GLOBAL): ${(e as Error).message}`);
+      }
+      try {
+        c = await connect(target);
+      } finally {
+        await admin.query('SET GLOBAL max_allowed_packet = ?', [old]);
+      }
+    });
   } finally {
-    await admin.query('SET GLOBAL max_allowed_packet = ?', [old]).catch(() => {});
     await admin.close();
   }
+  if (c === undefined) return;
   try {
     const size = (16 << 20) + 1000;
     const [row] = (await c.all('SELECT REPEAT(?, ?) AS v, 42 AS after', ['q', size])) as [
@@ -219,14 +224,28 @@ test('lean mysql: KILL rejects in-flight and queued requests as reconnect, and a
     const lost = ['1927', '2013', 'PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE'];
     const sleeping = expectError(a.query('SELECT SLEEP(10)'), 'reconnect', lost);
     const queued = expectError(a.query('SELECT 1'), 'reconnect', lost);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(
+      'the session to be in SLEEP(10)',
+      async () =>
+        (
+          await admin.all(
+            "SELECT 1 FROM information_schema.processlist WHERE id = ? AND info = 'SELECT SLEEP(10)'",
+            [a.sessionId],
+          )
+        ).length === 1,
+    );
     await admin.query(`KILL ${Number(a.sessionId)}`);
     await sleeping;
     await queued;
     await expectError(a.query('SELECT 1'), 'reconnect', [...lost, 'ER_CONNECTION_ALREADY_CLOSED']);
     // An idle session killed.
     await admin.query(`KILL ${Number(b.sessionId)}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(
+      'the killed idle session to be gone',
+      async () =>
+        (await admin.all('SELECT 1 FROM information_schema.processlist WHERE id = ?', [b.sessionId]))
+          .length === 0,
+    );
     await expectError(b.query('SELECT 1'), 'reconnect', lost);
   } finally {
     await Promise.all([a.close(), b.close(), admin.close()]);
@@ -271,19 +290,39 @@ test('lean mysql: concurrent calls on one connection are queued in order', async
   }
 });
 
-test('lean mysql: password authentication, wrong password, Unix socket', async (t) => {
-  const target = await server(t);
-  if (!target) return;
+/** A user with a password, for the tests that log in as one; dropped afterwards. */
+async function withPasswordUser(
+  t: TestContext,
+  target: Target,
+  fn: (user: string, password: string) => Promise<void>,
+): Promise<void> {
   const admin = await connect(target);
   const user = `dbsmack_pw_${process.pid}`;
   const password = "S3cret'pw\\x";
   const hosts = ['127.0.0.1', 'localhost'];
   try {
-    for (const h of hosts) {
-      await admin.query(`DROP USER IF EXISTS '${user}'@'${h}'`);
-      await admin.query(`CREATE USER '${user}'@'${h}' IDENTIFIED BY ?`, [password]);
-      await admin.query(`GRANT SELECT ON ${target.database}.* TO '${user}'@'${h}'`);
+    try {
+      for (const h of hosts) {
+        await admin.query(`DROP USER IF EXISTS '${user}'@'${h}'`);
+        await admin.query(`CREATE USER '${user}'@'${h}' IDENTIFIED BY ?`, [password]);
+        await admin.query(`GRANT SELECT ON \`${target.database}\`.* TO '${user}'@'${h}'`);
+      }
+    } catch (e) {
+      // 1227: the privilege (CREATE USER, GRANT OPTION) is missing
+      if ((e as DbError).code !== '1227') throw e;
+      return missing(t, `${target.redactedUrl} may not create a user to log in as: ${(e as Error).message}`);
     }
+    await fn(user, password);
+  } finally {
+    for (const h of hosts) await admin.query(`DROP USER IF EXISTS '${user}'@'${h}'`).catch(() => {});
+    await admin.close();
+  }
+}
+
+test('lean mysql: password authentication and a wrong password', async (t) => {
+  const target = await server(t);
+  if (!target) return;
+  await withPasswordUser(t, target, async (user, password) => {
     const tcp = { ...target, user, password };
     const c = await connect(tcp);
     const [row] = await c.all('SELECT CURRENT_USER() AS u, DATABASE() AS d');
@@ -292,19 +331,24 @@ test('lean mysql: password authentication, wrong password, Unix socket', async (
     await c.close();
     const w = await expectError(connect({ ...tcp, password: 'Wr0ngSecret' }), 'fatal', ['1045']);
     assert.ok(!w.message.includes('Wr0ngSecret'), 'no password in the message');
-    if (fs.existsSync(SOCKET)) {
-      const viaSocket = { ...tcp, host: undefined, port: undefined, socket: SOCKET };
-      const s = await connect(viaSocket);
-      const [r] = await s.all('SELECT CURRENT_USER() AS u');
-      assert.equal(r?.u, `${user}@localhost`, 'over the Unix socket');
-      const ps = await s.prepare('SELECT ? AS x');
-      assert.equal(await ps.run([1]), 1, 'statements over the Unix socket');
-      await s.close();
-    } else t.diagnostic(`${SOCKET} not present: Unix socket case not run`);
-  } finally {
-    for (const h of hosts) await admin.query(`DROP USER IF EXISTS '${user}'@'${h}'`).catch(() => {});
-    await admin.close();
-  }
+  });
+});
+
+test('lean mysql: password authentication over the Unix socket', async (t) => {
+  const target = await server(t);
+  if (!target) return;
+  const admin = await connect(target);
+  const [{ socket }] = (await admin.all('SELECT @@socket AS socket')) as [{ socket: string }];
+  await admin.close();
+  if (!needFile(t, socket, 'the server’s Unix socket (@@socket)')) return;
+  await withPasswordUser(t, target, async (user, password) => {
+    const s = await connect({ ...target, user, password, host: undefined, port: undefined, socket });
+    const [r] = await s.all('SELECT CURRENT_USER() AS u');
+    assert.equal(r?.u, `${user}@localhost`, 'over the Unix socket');
+    const ps = await s.prepare('SELECT ? AS x');
+    assert.equal(await ps.run([1]), 1, 'statements over the Unix socket');
+    await s.close();
+  });
 });
 
 test('lean mysql: refused and silent endpoints fail as reconnect errors', async () => {

@@ -10,6 +10,7 @@ import {
   readTask,
   readTasks,
 } from '../src/probe/proc-tasks.ts';
+import { waitAsleep } from './helpers/wait.ts';
 
 test('parseStat copes with spaces and parentheses in the command name', () => {
   const line =
@@ -39,8 +40,8 @@ test('readTask matches an independent reading of /proc for a sleeping process', 
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   try {
     const pid = child.pid as number;
-    // Let it reach its sleep: its counters then stay put while we read them twice.
-    await new Promise((r) => setTimeout(r, 300));
+    // Once it has exec'd sleep and sleeps, its counters stay put while we read them twice.
+    await waitAsleep(pid, 'sleep');
     assert.deepEqual(await listTasks(pid), [pid]);
     const mine = await readTask(pid, pid);
     assert.ok(mine);
@@ -66,8 +67,8 @@ test('readTask matches an independent reading of /proc for a sleeping process', 
 test('readTasks returns nothing for a process that is gone', async () => {
   const child = spawn('true', [], { stdio: 'ignore' });
   const pid = child.pid as number;
+  // 'exit' comes after the child was reaped: its /proc entry is gone.
   await new Promise((r) => child.on('exit', r));
-  await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(await readTasks([pid]), []);
   assert.equal(await readTask(pid, pid), undefined);
 });

@@ -11,15 +11,15 @@ import { planFrom, resolveWorkload } from '../src/cli/run.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { RunController, runOnce } from '../src/engine/run-once.ts';
 import { tmpDir } from './helpers/cli.ts';
+import { needRoot } from './helpers/preconditions.ts';
+import { waitAsleep } from './helpers/wait.ts';
 
 test('the same profile probes serve several runs in a row', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip('changing a scheduling policy needs root');
-    return;
-  }
+  if (!needRoot(t, 'changing a scheduling policy needs CAP_SYS_NICE in containers')) return;
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   try {
     const pid = child.pid as number;
+    await waitAsleep(pid, 'sleep');
     const probes = profileProbesFrom({ profile: true, serverPid: pid, serverPolicy: 'batch' });
     assert.deepEqual(
       probes.map((p) => p.key),

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runCli, tmpDir } from './helpers/cli.ts';
+import { commandWorks, need, needRoot } from './helpers/preconditions.ts';
+import { waitAsleep } from './helpers/wait.ts';
 
 function schedOf(pid: number): { nice: number; policy: number; cpus: string } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -16,23 +18,35 @@ function schedOf(pid: number): { nice: number; policy: number; cpus: string } {
   return { nice: Number(f[16]), policy: Number(f[38]), cpus };
 }
 
-async function withSleeper<T>(fn: (pid: number) => Promise<T>): Promise<T> {
-  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+/** A process of the test's own to change the scheduling of, asleep (`as` runs it as another user). */
+async function withSleeper<T>(fn: (pid: number) => Promise<T>, as: string[] = []): Promise<T> {
+  const child = spawn(as.length ? 'setpriv' : 'sleep', [...as, ...(as.length ? ['sleep'] : []), '60'], {
+    stdio: 'ignore',
+    cwd: '/',
+  });
   try {
-    await new Promise((r) => setTimeout(r, 100));
+    await waitAsleep(child.pid as number, 'sleep');
     return await fn(child.pid as number);
   } finally {
     child.kill();
   }
 }
 
+const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+/** Runs the CLI as root without CAP_SYS_NICE, so that another user's process is out of its reach. */
+const NO_SYS_NICE = ['setpriv', '--bounding-set', '-sys_nice', '--inh-caps', '-sys_nice'];
+
+/** Why the no-CAP_SYS_NICE case cannot run here, or undefined. */
+function noSysNiceUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0)
+    return 'needs root: runs a process as nobody and drops CAP_SYS_NICE with setpriv';
+  if (commandWorks(NO_SYS_NICE[0] as string, [...NO_SYS_NICE.slice(1), ...NOBODY, 'true']) === undefined)
+    return 'setpriv (util-linux) cannot drop CAP_SYS_NICE or switch to nobody here';
+  return undefined;
+}
+
 test('--server-nice/--server-policy/--server-cpus are applied for the run, recorded, and restored', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip(
-      'needs root: lowering nothing, but changing a policy of a process needs CAP_SYS_NICE in containers',
-    );
-    return;
-  }
+  if (!needRoot(t, 'changing the scheduling policy of a process needs CAP_SYS_NICE in containers')) return;
   await withSleeper(async (pid) => {
     const before = schedOf(pid);
     const dir = tmpDir();
@@ -72,10 +86,7 @@ test('--server-nice/--server-policy/--server-cpus are applied for the run, recor
 });
 
 test('the text report shows what was applied', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip('needs root');
-    return;
-  }
+  if (!needRoot(t, 'changing the scheduling of a process needs CAP_SYS_NICE in containers')) return;
   await withSleeper(async (pid) => {
     const dir = tmpDir();
     const r = await runCli([
@@ -97,58 +108,28 @@ test('the text report shows what was applied', async (t) => {
 });
 
 test('a scheduling change without the rights is a note, and the run still runs', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip('runs the CLI as nobody through setpriv, which needs root');
-    return;
-  }
+  // Another user's process and no CAP_SYS_NICE: dbsmack runs as root (it reads the checkout wherever that
+  // is), with the capability dropped, against a sleeper that belongs to nobody.
+  if (!need(t, noSysNiceUnavailable())) return;
   await withSleeper(async (pid) => {
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const bin = path.resolve(import.meta.dirname, '..', 'bin', 'dbsmack.js');
-      const db = `sqlite:/tmp/dbsmack-prof-nobody-${process.pid}.sqlite`;
-      const c = spawn(
-        'setpriv',
-        [
-          '--reuid=65534',
-          '--regid=65534',
-          '--clear-groups',
-          process.execPath,
-          bin,
-          'run',
-          'select1',
-          '--db',
-          db,
-          '--time',
-          '0.3',
-          '--server-pid',
-          String(pid),
-          '--server-nice',
-          '3',
-          '--format',
-          'json',
-        ],
-        { cwd: '/tmp', stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      c.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-      });
-      c.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-      });
-      c.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-    for (const suffix of ['', '-wal', '-shm']) {
-      try {
-        (await import('node:fs')).rmSync(`/tmp/dbsmack-prof-nobody-${process.pid}.sqlite${suffix}`);
-      } catch {
-        // not created
-      }
-    }
-    if (r.code !== 0 && /EACCES|permission denied/i.test(r.stderr)) {
-      t.skip(`the worktree is not readable by nobody: ${r.stderr.split('\n')[0]}`);
-      return;
-    }
+    const dir = tmpDir();
+    const r = await runCli(
+      [
+        'run',
+        'select1',
+        '--db',
+        `sqlite:${path.join(dir, 's.sqlite')}`,
+        '--time',
+        '0.3',
+        '--server-pid',
+        String(pid),
+        '--server-nice',
+        '3',
+        '--format',
+        'json',
+      ],
+      { cwd: dir, prefix: NO_SYS_NICE },
+    );
     assert.equal(r.code, 0, r.stderr);
     const res = JSON.parse(r.stdout);
     assert.equal(res.status, 'complete');
@@ -156,7 +137,7 @@ test('a scheduling change without the rights is a note, and the run still runs',
     assert.match(res.server_sched.notes[0].why, /EPERM|not permitted/);
     assert.match(res.server_sched.notes[0].hint, /CAP_SYS_NICE/);
     assert.equal(schedOf(pid).nice, 0);
-  });
+  }, NOBODY);
 });
 
 test('a --server-pid that does not exist is a note, not a failure', async () => {

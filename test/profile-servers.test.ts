@@ -6,14 +6,22 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { loadDriver } from '../src/driver/index.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget, locateServer } from '../src/probe/server-process.ts';
 import { renderProfileComparison, renderProfileText } from '../src/report/profile.ts';
 import { ROOT, runCli } from './helpers/cli.ts';
-import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
+import { missing } from './helpers/preconditions.ts';
+import {
+  MYSQL_URL,
+  needLocalServerPid,
+  needServer,
+  PG_URL,
+  SERVER_STATE_LOCK,
+  withServerLock,
+} from './helpers/servers.ts';
 
 const WORKLOAD = path.join(ROOT, 'test', 'fixtures', 'workloads', 'profile-insert.ts');
 const TABLE = `dbsmack_prof_${process.pid}`;
@@ -55,26 +63,18 @@ interface Row {
   cpu_pct: number;
 }
 
-test('MariaDB with the performance schema: mutex and I/O waits by name, and a thread table that matches /proc', async (t) => {
-  const target = await needServer(t, 'mysql');
-  if (!target) return;
+async function mariadbProfile(t: TestContext, target: Target): Promise<void> {
   const conn = await connect(target);
   try {
-    const [ps] = await conn.all('SELECT @@performance_schema AS on_, @@pid_file AS f');
+    const [ps] = await conn.all('SELECT @@performance_schema AS on_');
     if (Number(ps?.on_) !== 1) {
-      const why =
-        'the performance schema is off: restart MariaDB with --performance-schema=ON (.ci/run does)';
-      if (process.env.CI === 'true') throw new Error(why);
-      t.skip(why);
-      return;
+      return missing(
+        t,
+        'the performance schema is off: restart MariaDB with --performance-schema=ON (.ci/run does)',
+      );
     }
-    let pid: number;
-    try {
-      pid = Number(readFileSync(String(ps?.f), 'utf8').trim());
-    } catch {
-      t.skip('the server is not on this host: its pid file cannot be read');
-      return;
-    }
+    const pid = await needLocalServerPid(t, 'mysql');
+    if (pid === undefined) return;
     const instruments = async (): Promise<string> =>
       JSON.stringify(
         await conn.all(
@@ -175,6 +175,13 @@ test('MariaDB with the performance schema: mutex and I/O waits by name, and a th
     await conn.query(`DROP TABLE IF EXISTS ${TABLE}`).catch(() => {});
     await conn.close();
   }
+}
+
+test('MariaDB with the performance schema: mutex and I/O waits by name, and a thread table that matches /proc', async (t) => {
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  // --profile turns wait instruments on for the run and back off after it: server-wide state.
+  await withServerLock(SERVER_STATE_LOCK, () => mariadbProfile(t, target));
 });
 
 test("PostgreSQL: wait events of the run's own backends, and its backends in the thread table", async (t) => {
@@ -182,6 +189,8 @@ test("PostgreSQL: wait events of the run's own backends, and its backends in the
   if (!target) return;
   const conn = await connect(target);
   try {
+    // The thread table needs the server's processes in this host's /proc, as seen from here.
+    if ((await needLocalServerPid(t, 'postgres')) === undefined) return;
     const r = await runCli([
       'run',
       WORKLOAD,
@@ -212,10 +221,7 @@ test("PostgreSQL: wait events of the run's own backends, and its backends in the
       JSON.stringify(w.events),
     );
     const th = res.profile.threads;
-    if (th === undefined) {
-      assert.match(JSON.stringify(res.profile.notes), /not on this host|another pid namespace/);
-      return;
-    }
+    assert.ok(th, `the thread table of a server on this host: ${JSON.stringify(res.profile.notes)}`);
     assert.equal(th.found_by, 'backend_pid');
     const rows = th.threads as Row[];
     assert.equal(rows.filter((x) => x.session).length, 2);

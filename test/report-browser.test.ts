@@ -3,23 +3,19 @@
  * its charts, axis titles and a clean console, with a screenshot kept under test-artifacts/.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
+import { needFile } from './helpers/preconditions.ts';
 
 const CHROMIUM = process.env.DBSMACK_CHROMIUM ?? '/usr/bin/chromium';
 const FIX = path.join(ROOT, 'test', 'fixtures', 'report');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 
 test('the HTML report renders in Chromium with every chart, axis titles and no page errors', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    const why = `${CHROMIUM} is missing (apt-get install chromium)`;
-    if (process.env.CI === 'true') assert.fail(why);
-    t.skip(why);
-    return;
-  }
+  if (!needFile(t, CHROMIUM, 'headless Chromium renders the report (apt-get install chromium)')) return;
   const dir = tmpDir('dbsmack-report-browser-');
   const html = path.join(dir, 'report.html');
   const r = await runCli([

@@ -1,12 +1,12 @@
 /** Live progress: a redrawn status on a terminal, one plain line per interval elsewhere, never stdout. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { IntervalPoint } from '../src/metrics/run-result.ts';
 import { createProgress, fmtDuration, type ProgressStream } from '../src/report/progress.ts';
 import { BIN, runCli, tmpDir } from './helpers/cli.ts';
+import { needFile } from './helpers/preconditions.ts';
 
 function fakeStream(isTTY: boolean): ProgressStream & { text: () => string } {
   let out = '';
@@ -125,17 +125,16 @@ test('dbsmack run --progress off a terminal: interval lines on stderr, none on s
     { cwd: dir },
   );
   assert.equal(r.code, 0, r.stderr);
+  // One line per interval of 0.25 s in the measured second, the last ending at the deadline.
   const lines = r.stderr.split('\n').filter((l) => /^\[ [\d.]+s \] clients: 2 /.test(l));
-  assert.ok(lines.length >= 3, r.stderr);
+  assert.equal(lines.length, 4, r.stderr);
+  assert.match(lines[3] as string, /^\[ 1s \]/, 'the last at the deadline');
   assert.doesNotMatch(r.stdout, /\[ [\d.]+s \]/);
   assert.doesNotMatch(r.stderr, /remaining/);
 });
 
 test('dbsmack run on a terminal shows the redrawn status (through script(1) for a pty)', (t) => {
-  if (!existsSync('/usr/bin/script')) {
-    t.skip('script(1) is not installed (util-linux)');
-    return;
-  }
+  if (!needFile(t, '/usr/bin/script', 'script(1) gives the run a terminal (util-linux)')) return;
   const dir = tmpDir('dbsmack-progress-tty-');
   const cmd = `${process.execPath} ${BIN} run select1 --db sqlite:${path.join(dir, 'p.sqlite')} --clients 2 --time 1 --out ${path.join(dir, 'r.json')}`;
   const r = spawnSync('/usr/bin/script', ['-qec', cmd, '/dev/null'], {

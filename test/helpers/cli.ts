@@ -26,11 +26,20 @@ export function tmpDir(prefix = 'dbsmack-test-'): string {
   return d;
 }
 
+export interface CliOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  /** A command that runs the CLI (`['setpriv', '--bounding-set', '-sys_nice']`): node and BIN follow it. */
+  prefix?: string[];
+}
+
 export function startCli(
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+  opts: CliOptions = {},
 ): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const argv = [...(opts.prefix ?? []), process.execPath, BIN, ...args];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: opts.cwd ?? tmpDir(),
     // Runs are recorded in a history: keep the tests' out of the user's data directory.
     env: {
@@ -52,13 +61,14 @@ export function startCli(
   else child.stdin?.end();
   const done = new Promise<CliResult>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    // A command that cannot be started never closes: end with its error instead.
+    child.on('error', (e) =>
+      resolve({ code: null, signal: null, stdout, stderr: `${stderr}${e.message}\n` }),
+    );
   });
   return { child, done };
 }
 
-export function runCli(
-  args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
-): Promise<CliResult> {
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return startCli(args, opts).done;
 }

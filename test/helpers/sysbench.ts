@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import type { Target } from '../../src/driver/types.ts';
+import { need } from './preconditions.ts';
 
 export function sysbenchAvailable(): string | undefined {
   const r = spawnSync('sysbench', ['--version'], { encoding: 'utf8' });
@@ -10,11 +11,7 @@ export function sysbenchAvailable(): string | undefined {
 
 /** Skip (or fail under CI=true) when sysbench is not installed. */
 export function needSysbench(t: TestContext): boolean {
-  if (sysbenchAvailable()) return true;
-  const why = 'sysbench is not installed (apt-get install sysbench)';
-  if (process.env.CI === 'true') throw new Error(`CI=true and ${why}`);
-  t.skip(why);
-  return false;
+  return need(t, sysbenchAvailable() ? undefined : 'sysbench is not installed (apt-get install sysbench)');
 }
 
 /** sysbench's connection options for a dbsmack target. */

@@ -431,7 +431,7 @@ test('connectors: load clients take ?connector=dbsmack, TLS URLs go to pg or fai
   try {
     assert.equal(
       c.constructor.name,
-      'LeanConnection',
+      'LeanPgConnection',
       'the postgres driver hands load clients the lean client',
     );
     assert.equal(await c.query('SELECT 1'), 1, 'and it works');

@@ -283,18 +283,17 @@ void mysqlPacket(Conn* c, const uint8_t* p, size_t len, int h, uint8_t seq, doub
   }
 }
 
-// Parse the whole packets in c->in; stops after the one that completes the request.
-void mysqlFeed(Conn* c, double t) {
-  std::vector<uint8_t>& in = c->in;
-  size_t o = c->inStart;
-  size_t n = in.size();
+// Parse the whole packets in data[0, n); stops after the one that completes the request. Returns the
+// bytes used.
+size_t mysqlFeed(Conn* c, const uint8_t* in, size_t n, double t) {
+  size_t o = 0;
   while (n - o >= 4) {
     size_t len = in[o] | (in[o + 1] << 8) | (in[o + 2] << 16);
     if (n - o < 4 + len) break;
-    const uint8_t* p = in.data() + o + 4;
+    const uint8_t* p = in + o + 4;
     uint8_t seq = in[o + 3];
     bool wasBusy = c->busy;
-    if (wasBusy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in.data() + o, in.data() + o + 4 + len);
+    if (wasBusy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in + o, in + o + 4 + len);
     if (!c->continued) {
       c->firstByte = len > 0 ? p[0] : -1;
       c->logicalLen = 0;
@@ -311,7 +310,7 @@ void mysqlFeed(Conn* c, double t) {
     mysqlPacket(c, big ? nullptr : p, big ? c->logicalLen : len, c->firstByte, seq, t);
     if (wasBusy && !c->busy) break;
   }
-  c->inStart = o;
+  return o;
 }
 
 // ---- PostgreSQL ------------------------------------------------------------------------------------------
@@ -344,18 +343,16 @@ bool pgFatal(const uint8_t* body, size_t len) {
   return fatal;
 }
 
-void pgFeed(Conn* c, double t) {
-  std::vector<uint8_t>& in = c->in;
-  size_t o = c->inStart;
-  size_t n = in.size();
+size_t pgFeed(Conn* c, const uint8_t* in, size_t n, double t) {
+  size_t o = 0;
   while (n - o >= 5) {
     uint32_t len = (static_cast<uint32_t>(in[o + 1]) << 24) | (in[o + 2] << 16) | (in[o + 3] << 8) | in[o + 4];
     if (n - o < 1 + static_cast<size_t>(len)) break;
     uint8_t type = in[o];
-    const uint8_t* body = in.data() + o + 5;
+    const uint8_t* body = in + o + 5;
     size_t blen = len - 4;
     bool busy = c->busy;
-    if (busy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in.data() + o, in.data() + o + 1 + len);
+    if (busy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in + o, in + o + 1 + len);
     o += 1 + len;
     if (!busy) {
       if (type == 'E' && pgFatal(body, blen)) c->fatal.assign(body, body + blen);
@@ -408,14 +405,17 @@ void pgFeed(Conn* c, double t) {
     }
     if (!c->busy) break;
   }
-  c->inStart = o;
+  return o;
 }
 
+size_t parse(Conn* c, const uint8_t* data, size_t n, double t) {
+  return c->proto == P_MYSQL ? mysqlFeed(c, data, n, t) : pgFeed(c, data, n, t);
+}
+
+// Parse bytes kept from earlier reads (c->in), as far as they go.
 void feed(Conn* c, double t) {
-  if (c->proto == P_MYSQL)
-    mysqlFeed(c, t);
-  else
-    pgFeed(c, t);
+  if (c->inStart >= c->in.size()) return;
+  c->inStart += parse(c, c->in.data() + c->inStart, c->in.size() - c->inStart, t);
   // Keep the buffer small: drop what was parsed, and a buffer grown past 1 MiB for one huge value.
   if (c->inStart == c->in.size()) {
     c->in.clear();
@@ -426,6 +426,28 @@ void feed(Conn* c, double t) {
     c->inStart = 0;
   }
 }
+
+// `n` bytes just read into `buf`: parsed in place when nothing is kept from before (the usual case);
+// what a message spanning reads leaves is kept in c->in. While a request is complete and another is not
+// yet sent, bytes after it wait in c->in too.
+void received(Conn* c, const uint8_t* buf, size_t n, double t) {
+  if (c->in.size() > c->inStart) {
+    c->in.insert(c->in.end(), buf, buf + n);
+    feed(c, t);
+    // The request may have completed with more (unasked) bytes behind it: parse those too.
+    if (!c->busy) feed(c, t);
+    return;
+  }
+  size_t used = parse(c, buf, n, t);
+  if (used < n && !c->busy) used += parse(c, buf + used, n - used, t);
+  if (used < n) {
+    c->in.assign(buf + used, buf + n);
+    c->inStart = 0;
+  }
+}
+
+// One read buffer per thread: the load worker's, and each I/O thread's in design A.
+thread_local uint8_t readBuffer[65536];
 
 void startRequest(Conn* c, int kind, int flags) {
   c->busy = true;
@@ -464,26 +486,20 @@ void lost(Conn* c, int err, double t) {
 // Read what the socket has (design B: non-blocking) and parse it. Returns false when the peer is gone.
 bool readSome(Conn* c) {
   for (;;) {
-    size_t have = c->in.size();
-    size_t room = 65536;
-    c->in.resize(have + room);
-    ssize_t r = recv(c->fd, c->in.data() + have, room, 0);
+    ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
     if (r < 0) {
-      c->in.resize(have);
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
       lost(c, errno, monoUs());
       return false;
     }
-    c->in.resize(have + static_cast<size_t>(r));
     double t = monoUs();
     if (r == 0) {
-      feed(c, t);
       lost(c, 0, t);
       return false;
     }
-    feed(c, t);
-    if (static_cast<size_t>(r) < room) return true;
+    received(c, readBuffer, static_cast<size_t>(r), t);
+    if (static_cast<size_t>(r) < sizeof readBuffer) return true;
   }
 }
 
@@ -606,20 +622,13 @@ void ioThread(Conn* c) {
     // Bytes already read may complete it.
     feed(c, monoUs());
     while (c->busy && !c->dead) {
-      size_t have = c->in.size();
-      c->in.resize(have + 65536);
-      ssize_t r = recv(c->fd, c->in.data() + have, 65536, 0);
-      if (r < 0 && errno == EINTR) {
-        c->in.resize(have);
-        continue;
-      }
+      ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+      if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
-        c->in.resize(have);
         lost(c, r < 0 ? errno : 0, monoUs());
         break;
       }
-      c->in.resize(have + static_cast<size_t>(r));
-      feed(c, monoUs());
+      received(c, readBuffer, static_cast<size_t>(r), monoUs());
     }
   }
 }

@@ -483,6 +483,18 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
     for (const w of queued) w.reject(this.dead);
   }
 
+  /**
+   * Give the socket up (the native I/O core took a duplicate of its descriptor): its descriptor is closed
+   * without a FIN, and this object serves no more requests.
+   */
+  detachSocket(): void {
+    this.dead = new DbError('reconnect', 'ER_CONNECTION_ALREADY_CLOSED', 'the connection was handed over');
+    this.socket.removeAllListeners('close');
+    this.socket.removeAllListeners('error');
+    this.socket.on('error', () => {});
+    this.socket.destroy();
+  }
+
   // ---- Connection ----------------------------------------------------------------------------------
 
   query(sql: string, params?: readonly unknown[]): Promise<number> {

@@ -35,9 +35,9 @@ export const SERVER_MORE_RESULTS_EXISTS = 0x8;
 export abstract class MysqlPacketReader {
   /** The static buffer every read lands in. */
   protected readonly rb: Buffer;
-  /** A packet that spans reads: its header and payload so far (`partLen` bytes filled). */
-  private part: Buffer | null = null;
-  private partLen = 0;
+  /** A packet that spans reads: its header and payload so far (`spanningLen` bytes filled). */
+  private spanning: Buffer | null = null;
+  private spanningLen = 0;
   /** Payload pieces of a packet of 16 MiB or more, until its last piece arrives. */
   private big: Buffer[] | null = null;
 
@@ -52,9 +52,9 @@ export abstract class MysqlPacketReader {
   protected onRead(n: number): boolean {
     const b = this.rb;
     let o = 0;
-    if (this.part !== null) {
+    if (this.spanning !== null) {
       o = this.fillPart(b, n);
-      if (this.part !== null) return true;
+      if (this.spanning !== null) return true;
     }
     while (n - o >= 4) {
       const len = (b[o] as number) | ((b[o + 1] as number) << 8) | ((b[o + 2] as number) << 16);
@@ -68,36 +68,36 @@ export abstract class MysqlPacketReader {
       const have = n - o;
       if (have >= 4) {
         const len = (b[o] as number) | ((b[o + 1] as number) << 8) | ((b[o + 2] as number) << 16);
-        this.part = Buffer.allocUnsafe(4 + len);
-      } else this.part = Buffer.allocUnsafe(4);
-      b.copy(this.part, 0, o, n);
-      this.partLen = have;
+        this.spanning = Buffer.allocUnsafe(4 + len);
+      } else this.spanning = Buffer.allocUnsafe(4);
+      b.copy(this.spanning, 0, o, n);
+      this.spanningLen = have;
     }
     return true;
   }
 
   /** Continue the packet that spans reads; returns how much of the read it used. */
   private fillPart(b: Buffer, n: number): number {
-    let part = this.part as Buffer;
+    let part = this.spanning as Buffer;
     let o = 0;
-    if (this.partLen < 4) {
-      const take = Math.min(4 - this.partLen, n);
-      b.copy(part, this.partLen, 0, take);
-      this.partLen += take;
+    if (this.spanningLen < 4) {
+      const take = Math.min(4 - this.spanningLen, n);
+      b.copy(part, this.spanningLen, 0, take);
+      this.spanningLen += take;
       o = take;
-      if (this.partLen < 4) return o;
+      if (this.spanningLen < 4) return o;
       const len = (part[0] as number) | ((part[1] as number) << 8) | ((part[2] as number) << 16);
       const grown = Buffer.allocUnsafe(4 + len);
       part.copy(grown, 0, 0, 4);
       part = grown;
-      this.part = grown;
+      this.spanning = grown;
     }
-    const take = Math.min(part.length - this.partLen, n - o);
-    b.copy(part, this.partLen, o, o + take);
-    this.partLen += take;
+    const take = Math.min(part.length - this.spanningLen, n - o);
+    b.copy(part, this.spanningLen, o, o + take);
+    this.spanningLen += take;
     o += take;
-    if (this.partLen === part.length) {
-      this.part = null;
+    if (this.spanningLen === part.length) {
+      this.spanning = null;
       this.wirePacket(part, 4, part.length, part[3] as number, part.length - 4);
     }
     return o;
@@ -320,4 +320,58 @@ export function decodeAuthSwitchRequest(b: Buffer, s: number, e: number): { plug
     plugin: b.toString('latin1', s + 1, nameEnd),
     data: Buffer.from(b.subarray(Math.min(nameEnd + 1, e), e)),
   };
+}
+
+/** Parts of a text result while `decodeTextResponse` walks it. */
+const TR_HEAD = 0;
+const TR_COLUMNS = 1;
+const TR_COLUMNS_EOF = 2;
+const TR_ROWS = 3;
+
+class TextResponse extends MysqlPacketReader {
+  readonly rows: Row[] = [];
+  private columns: ColumnDef[] = [];
+  private section = TR_HEAD;
+  private left = 0;
+  private readonly deprecateEof: boolean;
+
+  constructor(raw: Buffer, deprecateEof: boolean) {
+    super(raw);
+    this.deprecateEof = deprecateEof;
+  }
+
+  run(n: number): Row[] {
+    this.onRead(n);
+    return this.rows;
+  }
+
+  protected onPacket(b: Buffer, s: number, e: number): void {
+    switch (this.section) {
+      case TR_HEAD:
+        if (b[s] !== OK_PACKET && b[s] !== ERR_PACKET) {
+          this.left = readLenenc(b, s);
+          this.columns = [];
+          this.section = TR_COLUMNS;
+        }
+        return;
+      case TR_COLUMNS:
+        this.columns.push(decodeColumnDefinition(b, s));
+        if (--this.left === 0) this.section = this.deprecateEof ? TR_ROWS : TR_COLUMNS_EOF;
+        return;
+      case TR_COLUMNS_EOF:
+        this.section = TR_ROWS;
+        return;
+      default:
+        if (isEndOfRows(b, s, e)) this.section = TR_HEAD;
+        else this.rows.push(decodeTextRow(b, s, this.columns));
+    }
+  }
+}
+
+/**
+ * The rows of a whole text-protocol response, packets with their headers as they came off the wire (the
+ * native I/O core hands `all()` its response so): the rows of every result set, in order.
+ */
+export function decodeTextResponse(raw: Buffer, deprecateEof: boolean): Row[] {
+  return new TextResponse(raw, deprecateEof).run(raw.length);
 }

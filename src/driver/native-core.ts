@@ -138,7 +138,7 @@ const wakes: number[] = [];
 
 /** A client will wake at `atMs` (epoch ms): the pump does not block past it. */
 export function noteWake(atMs: number): void {
-  wakes.push(atMs);
+  if (started) wakes.push(atMs);
 }
 
 /** Milliseconds to the earliest wake-up still ahead (dropping those passed), at most `cap`. */

@@ -470,6 +470,19 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
     return this.expect(mode);
   }
 
+  /**
+   * Give the socket up (the native I/O core took a duplicate of its descriptor): its descriptor is closed
+   * without a FIN, and this object serves no more requests.
+   */
+  detachSocket(): void {
+    const sock = this.socket as net.Socket;
+    this.broken = new DbError('reconnect', 'CONNECTION_LOST', 'the connection was handed over');
+    sock.removeAllListeners('close');
+    sock.removeAllListeners('error');
+    sock.on('error', () => {});
+    sock.destroy();
+  }
+
   // ---- Connection -------------------------------------------------------------------------------------------
 
   query(sql: string, params?: readonly unknown[]): Promise<number> {

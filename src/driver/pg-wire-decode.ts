@@ -181,3 +181,32 @@ export function decodeParameterStatus(b: Buffer, s: number, e: number): { name: 
 export function decodeBackendKeyData(b: Buffer, s: number): { processId: number; secretKey: number } {
   return { processId: b.readInt32BE(s), secretKey: b.readInt32BE(s + 4) };
 }
+
+class RowsResponse extends PgMessageReader {
+  readonly rows: Row[] = [];
+  private names: string[] = [];
+  private readonly raw: Buffer;
+
+  constructor(raw: Buffer) {
+    super(raw);
+    this.raw = raw;
+  }
+
+  run(): Row[] {
+    this.onRead(this.raw.length, this.raw);
+    return this.rows;
+  }
+
+  protected onMessage(type: number, b: Buffer, s: number): void {
+    if (type === ROW_DESCRIPTION) this.names = decodeRowDescription(b, s);
+    else if (type === DATA_ROW) this.rows.push(decodeDataRow(b, s, this.names));
+  }
+}
+
+/**
+ * The rows of a whole response, messages as they came off the wire up to ReadyForQuery (the native I/O
+ * core hands `all()` its response so), values as text by column name.
+ */
+export function decodeRowsResponse(raw: Buffer): Row[] {
+  return new RowsResponse(raw).run();
+}

@@ -48,8 +48,12 @@ export interface CompletionSink {
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Where node-gyp puts the addon (the same from src/ and from dist/). */
-export const ADDON_PATH = path.join(root, 'build', 'Release', 'dbsmack_io.node');
+/**
+ * Where node-gyp puts the addon (the same from src/ and from dist/); `DBSMACK_NATIVE_ADDON` names another
+ * file (the tests point it at a missing one to check the fallback).
+ */
+export const ADDON_PATH =
+  process.env.DBSMACK_NATIVE_ADDON ?? path.join(root, 'build', 'Release', 'dbsmack_io.node');
 
 let addon: Addon | undefined;
 let loadError: string | undefined;

@@ -25,8 +25,12 @@
 //      rather than per read. The JS worker thread is dedicated to load, so it may block here (bounded by
 //      the timeout JavaScript passes: the next timer it knows of, 50 ms at most, and libuv's own epoll
 //      descriptor is in the set, so a message from the main thread wakes it too).
-// B spent less CPU per query than A at 1, 8 and 32 clients and reached more queries per second; A is kept
-// (init(1)) only so that bench/native-floor.ts can repeat the comparison.
+// Measured (bench/native-floor.ts --clients 1,8,32 --time 4 --repeat 2 --sysbench, MariaDB and PostgreSQL,
+// while the machine was shared, load 13-27): B 12.7-25 us of CPU per query, A 19-56 us, sysbench 9.5-20 us.
+// A made more queries per second at 8 and 32 clients there, because 33 runnable threads get a larger share
+// of a loaded scheduler than one; on the machine dbsmack shares with the server, the CPU per query is what
+// the server loses, and B spends the least of it at every client count. A is kept (init(1)) only so that
+// bench/native-floor.ts can repeat the comparison.
 
 #include <node_api.h>
 #include <uv.h>

@@ -4,12 +4,9 @@
  * backend, requests queued on one connection, the Unix socket, and the SCRAM exchange against RFC 7677.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { pgConnectorFor } from '../src/driver/connectors.ts';
+import { loadIoOf, pgConnectorFor } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { connectPgLean } from '../src/driver/pg-lean.ts';
@@ -17,6 +14,7 @@ import { md5Password, ScramClient, scramKeys } from '../src/driver/pg-lean-auth.
 import type { Connection, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { expectError } from './helpers/db-errors.ts';
+import { startPgCluster } from './helpers/pg-cluster.ts';
 import { missing, needFile } from './helpers/preconditions.ts';
 import { needServer } from './helpers/servers.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -457,8 +455,8 @@ test('connectors: load clients take ?connector=dbsmack, TLS URLs go to pg or fai
   try {
     assert.equal(
       c.constructor.name,
-      'LeanConnection',
-      'the postgres driver hands load clients the lean client',
+      loadIoOf(target) === 'native' ? 'NativePgConnection' : 'LeanPgConnection',
+      'the postgres driver hands load clients the lean client (on the native I/O core when it is built)',
     );
     assert.equal(await c.query('SELECT 1'), 1, 'and it works');
   } finally {
@@ -466,67 +464,17 @@ test('connectors: load clients take ?connector=dbsmack, TLS URLs go to pg or fai
   }
 });
 
-/** initdb of the installed PostgreSQL, or undefined. */
-function initdbPath(): string | undefined {
-  try {
-    for (const v of readdirSync('/usr/lib/postgresql').sort().reverse()) {
-      const p = `/usr/lib/postgresql/${v}/bin/initdb`;
-      if (existsSync(p)) return p;
-    }
-  } catch {}
-  return undefined;
-}
-
 test('pg-lean: SCRAM-SHA-256, MD5 and cleartext logins on a private server that asks for them', async (t) => {
   // The shared server trusts every local login; a throw-away cluster with its own pg_hba.conf asks for passwords.
-  // It listens on a Unix socket in its own directory only: no TCP port to choose, none to collide with.
-  const initdb = initdbPath();
-  if (initdb === undefined) return missing(t, 'no PostgreSQL server binaries (initdb) installed');
-  const bin = path.dirname(initdb);
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot && spawnSync('id', ['postgres']).status !== 0) {
-    return missing(t, 'running as root without a postgres OS user to run the server');
-  }
-  const run = (cmd: string, args: string[]): void => {
-    const r = asRoot
-      ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' })
-      : spawnSync(cmd, args, { encoding: 'utf8' });
-    assert.equal(r.status, 0, `${path.basename(cmd)} failed: ${r.stderr}`);
-  };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-pgauth-'));
-  const data = path.join(dir, 'data');
-  if (asRoot) spawnSync('chown', ['postgres', dir]);
-  // Only names the socket file in `dir`.
-  const port = 5432;
-  let started = false;
+  const cluster = await startPgCluster(t, [
+    'local all u_scram scram-sha-256',
+    'local all u_md5 md5',
+    'local all u_clear password',
+    'local all postgres trust',
+  ]);
+  if (cluster === undefined) return;
   try {
-    run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync']);
-    writeFileSync(
-      path.join(data, 'pg_hba.conf'),
-      [
-        'local all u_scram scram-sha-256',
-        'local all u_md5 md5',
-        'local all u_clear password',
-        'local all postgres trust',
-        '',
-      ].join('\n'),
-    );
-    run(path.join(bin, 'pg_ctl'), [
-      '-D',
-      data,
-      '-w',
-      '-l',
-      path.join(dir, 'log'),
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses='' -c fsync=off`,
-      'start',
-    ]);
-    started = true;
-    const url = (user: string, pw?: string): Target =>
-      parseTarget(
-        `postgres://${user}${pw === undefined ? '' : `:${encodeURIComponent(pw)}`}@:${port}/postgres?host=${dir}`,
-        {},
-      );
+    const url = (user: string, pw?: string): Target => parseTarget(cluster.url(user, pw), {});
     const admin = await lean(url('postgres'));
     await admin.query("SET password_encryption = 'scram-sha-256'");
     await admin.query("CREATE ROLE u_scram LOGIN PASSWORD 'sc pw€'");
@@ -548,15 +496,6 @@ test('pg-lean: SCRAM-SHA-256, MD5 and cleartext logins on a private server that 
     }
     await expectError(lean(url('u_scram')), 'fatal', ['NO_PASSWORD']);
   } finally {
-    if (started)
-      spawnSync(asRoot ? 'runuser' : path.join(bin, 'pg_ctl'), [
-        ...(asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl')] : []),
-        '-D',
-        data,
-        '-m',
-        'immediate',
-        'stop',
-      ]);
-    rmSync(dir, { recursive: true, force: true });
+    cluster.stop();
   }
 });

@@ -5,6 +5,7 @@
  * libraries themselves so that the main thread can name the connector without loading them.
  */
 import { DbError } from './errors.ts';
+import { nativeUnavailable } from './native-core.ts';
 import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from './types.ts';
 
 /**
@@ -56,4 +57,32 @@ export function pgConnectorFor(target: Target, options: ConnectOptions): Postgre
     );
   }
   return 'pg';
+}
+
+/** The I/O path the URL asks for (`?io=`), else the environment's `DBSMACK_IO`, else none. */
+function askedIo(target: Target): string | undefined {
+  return target.params.io ?? process.env.DBSMACK_IO;
+}
+
+/** How the load connections do their socket I/O after the handshake. */
+export type IoPath = 'native' | 'js';
+
+/**
+ * The I/O path of a target's load connections (recorded in the RunResult): the native I/O core
+ * (`native-core.ts`) for the `dbsmack` connector when the addon is built and neither the URL (`?io=js`) nor
+ * the environment (`DBSMACK_IO=js`) asks for JavaScript;
+ * JavaScript otherwise (the library connectors, SQLite, or no addon).
+ */
+export function loadIoOf(target: Target): IoPath {
+  if (loadConnectorOf(target) !== 'dbsmack' || askedIo(target) === 'js') return 'js';
+  return nativeUnavailable() === undefined ? 'native' : 'js';
+}
+
+/** Why a run that would use the native I/O core runs on the JavaScript path instead (undefined: it does not). */
+export function ioNote(target: Target): string | undefined {
+  if (loadConnectorOf(target) !== 'dbsmack' || askedIo(target) === 'js') return undefined;
+  const why = nativeUnavailable();
+  return why === undefined
+    ? undefined
+    : `note: ${why}; the load clients use the JavaScript I/O path (?io=js)`;
 }

@@ -1,7 +1,8 @@
 import type * as mariadb from 'mariadb';
 import type * as mysql2 from 'mysql2/promise';
-import { mysqlConnectorFor } from './connectors.ts';
+import { loadIoOf, mysqlConnectorFor } from './connectors.ts';
 import { classifyMysql, formatMysqlVersion } from './mysql-classify.ts';
+import type { LeanMysqlConnection } from './mysql-lean.ts';
 import { StatementTransactions } from './statement-transactions.ts';
 import type {
   Connection,
@@ -23,9 +24,13 @@ export const mysqlDriver: Driver = {
   async connect(target: Target, options: ConnectOptions): Promise<Connection> {
     const connector: MysqlConnector = mysqlConnectorFor(target, options);
     if (connector === 'mariadb') return connectMariadb(target, options);
-    if (connector === 'dbsmack')
+    if (connector === 'dbsmack') {
       // Loaded on first use, like mariadb: only load clients of a `connector=dbsmack` run need it.
-      return (await import('./mysql-lean.ts')).connectMysqlLean(target, options);
+      const lean = await (await import('./mysql-lean.ts')).connectMysqlLean(target, options);
+      if (loadIoOf(target) !== 'native') return lean;
+      // Logged in: the native I/O core takes the socket over (native-mysql.ts).
+      return (await import('./native-mysql.ts')).takeOverMysql(lean as LeanMysqlConnection);
+    }
     return connectMysql2(target, options);
   },
 };

@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import { pgConnectorFor } from './connectors.ts';
+import { loadIoOf, pgConnectorFor } from './connectors.ts';
 import { classifyPostgres } from './pg-errors.ts';
+import type { LeanPgConnection } from './pg-lean.ts';
 import { questionToDollar } from './placeholders.ts';
 import { StatementTransactions } from './statement-transactions.ts';
 import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target } from './types.ts';
@@ -22,7 +23,10 @@ export const postgresDriver: Driver = {
     if (pgConnectorFor(target, options) === 'dbsmack') {
       // Loaded only when asked for: set-up, probes and admin connections never load it.
       const { connectPgLean } = await import('./pg-lean.ts');
-      return connectPgLean(target, options);
+      const lean = await connectPgLean(target, options);
+      if (loadIoOf(target) !== 'native') return lean;
+      // Logged in: the native I/O core takes the socket over (native-pg.ts).
+      return (await import('./native-pg.ts')).takeOverPg(lean as LeanPgConnection);
     }
     // Loaded on first use: load workers on the default dbsmack connector never need node-postgres.
     const { Client } = (await import('pg')).default;

@@ -66,6 +66,12 @@ export interface Connection {
   close(): Promise<void>;
   /** Backend process id (PostgreSQL) or connection/thread id (MySQL); undefined for SQLite. */
   readonly sessionId?: number;
+  /**
+   * The time of the request that completed last (µs), when the connection measures it closer to the wire
+   * than its caller can: the native I/O core times each statement where its bytes are sent and received.
+   * Read right after a request settles.
+   */
+  readonly timedUs?: number | undefined;
 }
 
 export interface ConnectOptions {

@@ -122,6 +122,7 @@ function resolvePostgres(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const password = p.password ?? env.PGPASSWORD;
   const database = p.database ?? env.PGDATABASE ?? user;
   checkConnector('PostgreSQL', rest.connector, PG_CONNECTORS);
+  checkIo(rest);
   return {
     driver: 'postgres',
     redactedUrl: '',
@@ -147,6 +148,19 @@ function checkConnector(server: string, given: string | undefined, known: readon
   }
 }
 
+/** `?io=native|js`: the load connections' I/O path; native I/O is a part of the `dbsmack` connector. */
+function checkIo(params: Record<string, string>): void {
+  const io = params.io;
+  if (io === undefined) return;
+  if (io !== 'native' && io !== 'js')
+    throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
+  if (io === 'native' && params.connector !== undefined && params.connector !== 'dbsmack')
+    throw new UsageError(
+      `?io=native needs the dbsmack connector, not ${params.connector}`,
+      'leave ?connector= out or name connector=dbsmack',
+    );
+}
+
 function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const { socket: socketParam, ...rest } = p.params;
   let socket = socketParam;
@@ -159,6 +173,7 @@ function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
   const user = p.user ?? osUser(env);
   const password = p.password ?? env.MYSQL_PWD;
   checkConnector('MySQL', rest.connector, MYSQL_CONNECTORS);
+  checkIo(rest);
   return {
     driver: 'mysql',
     redactedUrl: '',

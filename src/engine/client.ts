@@ -14,6 +14,7 @@ import type {
   StatementOptions,
   Workload,
 } from '../workload/types.ts';
+import { sleep } from './io.ts';
 import { type ClientSummary, CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
 import type { RateSchedule } from './rate.ts';
 import type { Recorder } from './recorder.ts';
@@ -61,8 +62,6 @@ export function kindOfSql(sql: string): StatementKind {
 /** How the closed loop's inline first try of an event ended, when it needs the full error policy. */
 const OPEN_TX = 'open-tx';
 type FirstTry = typeof OPEN_TX | { error: unknown };
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The error as the engine treated it (a duplicate key a workload restarts on is recorded as retried). */
 const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
@@ -269,7 +268,8 @@ export class Client implements ClientContext {
       // counted before it closes one (eventDone): an event then falls in the interval of its last statement
       // (an event of one statement used to be counted one interval after its statement).
       if (t1 >= this.w.nextBoundary) this.w.flush(t1);
-      this.w.recorder.record(slot, t1 - t0, rows);
+      // The native I/O core's own timing of the statement, where it has one (io.ts).
+      this.w.recorder.record(slot, this.conn.timedUs ?? t1 - t0, rows);
       this.stats.queries++;
     } else {
       this.w.warmup.queries++;

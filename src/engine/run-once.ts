@@ -3,7 +3,7 @@
  * the engine, the probes that watch the server while it is measured, and the RunResult.
  */
 
-import { loadConnectorOf } from '../driver/connectors.ts';
+import { ioNote, loadConnectorOf, loadIoOf } from '../driver/connectors.ts';
 import type { Target } from '../driver/types.ts';
 import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
@@ -68,6 +68,9 @@ export interface RunInput {
   controller: RunController;
 }
 
+/** The note that the native I/O core is missing is given once per process (a sweep runs many times). */
+let noted = false;
+
 /** Run once; throws `StartError` when the clients cannot start (connect, load, set-up). */
 export async function runOnce(input: RunInput): Promise<RunResult> {
   const { plan, workload, options } = input;
@@ -85,6 +88,11 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   if (workload.prepareOnRun && workload.prepare) await admin(workload.prepare.bind(workload));
   // say "run prepare first" rather than let every client fail on a missing table
   else if (workload.check) await admin(workload.check.bind(workload));
+  const note = ioNote(target);
+  if (note !== undefined && !noted) {
+    noted = true;
+    input.log(note);
+  }
   const probes = input.probes ?? [];
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
@@ -115,6 +123,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       options,
       target,
       ...(loadConnectorOf(target) !== undefined ? { connector: loadConnectorOf(target) } : {}),
+      io: loadIoOf(target),
       ...(input.label !== undefined ? { label: input.label } : {}),
     });
     const groups = workload.groupsOf?.(result);

@@ -15,6 +15,7 @@ export interface ResultContext {
   options: Record<string, unknown>;
   target: Target;
   connector?: string;
+  io?: 'native' | 'js';
   label?: string;
 }
 
@@ -69,6 +70,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       url: ctx.target.redactedUrl,
       server_version: o.serverVersion,
       ...(ctx.connector ? { connector: ctx.connector } : {}),
+      ...(ctx.io ? { io: ctx.io } : {}),
     },
     clients: o.plan.clients,
     workers: o.workers,

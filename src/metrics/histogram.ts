@@ -3,27 +3,36 @@
  * Workers record into 32-bit WebAssembly histograms (about 27 ns a value); snapshots travel as the standard
  * compressed base64 encoding, so they can be merged exactly in the main thread and stored in the history.
  */
-import * as hdr from 'hdr-histogram-js';
+import type { Histogram as HdrHistogram } from 'hdr-histogram-js';
+// The parts, not the package's index: the index also loads its log writer, which creates an
+// Intl.NumberFormat at import (ICU set-up, about 90 ms of CPU on this machine) in every thread.
+import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-histogram-js/dist/encoding.js';
+import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
+import { initWebAssemblySync } from 'hdr-histogram-js/dist/wasm/index.js';
 import type { LatencySummary } from './run-result.ts';
 
-export type Histogram = hdr.Histogram;
+export type Histogram = HdrHistogram;
 
 /** Highest value tracked, in microseconds (1 hour). Longer latencies are clamped to it. */
 export const HIGHEST_US = 3_600_000_000;
 
 let wasmReady = false;
 
-/** Load the WebAssembly histogram implementation; call once per thread before `recordingHistogram`. */
+/**
+ * Load the WebAssembly histogram implementation; call once per thread before `recordingHistogram`. The
+ * synchronous loader: the asynchronous one asks `typeof Response`, which makes Node load its fetch
+ * implementation (undici, some 30 ms of CPU) in each load worker.
+ */
 export async function initHistograms(): Promise<void> {
   if (!wasmReady) {
-    await hdr.initWebAssembly();
+    initWebAssemblySync();
     wasmReady = true;
   }
 }
 
 /** A fast histogram to record into (WebAssembly when loaded). Call `destroy()` when done with it. */
 export function recordingHistogram(): Histogram {
-  return hdr.build({
+  return build({
     bitBucketSize: 32,
     useWebAssembly: wasmReady,
     lowestDiscernibleValue: 1,
@@ -35,7 +44,7 @@ export function recordingHistogram(): Histogram {
 
 /** A 64-bit histogram to merge snapshots into (plain JS, no explicit destroy needed). */
 export function mergingHistogram(): Histogram {
-  return hdr.build({
+  return build({
     bitBucketSize: 64,
     useWebAssembly: false,
     lowestDiscernibleValue: 1,
@@ -46,12 +55,12 @@ export function mergingHistogram(): Histogram {
 }
 
 export function encodeHistogram(h: Histogram): string {
-  return hdr.encodeIntoCompressedBase64(h);
+  return encodeIntoCompressedBase64(h);
 }
 
 /** Decode a base64 snapshot into a plain 64-bit histogram. */
 export function decodeHistogram(b64: string): Histogram {
-  return hdr.decodeFromCompressedBase64(b64, 64, false);
+  return decodeFromCompressedBase64(b64, 64, false);
 }
 
 const r3 = (v: number): number => Math.round(v * 1000) / 1000;

@@ -175,7 +175,17 @@ export interface RunResult {
   /** Why the run is partial or failed (interrupted, fatal error, clients aborted). */
   status_reason?: string;
   workload: { name: string; ref: string; options: Record<string, unknown>; args: string[] };
-  target: { driver: DriverName; url: string; server_version: string; connector?: string };
+  /**
+   * `connector`: the client of the load connections; `io`: how they did their socket I/O after the
+   * handshake (`native`: the native I/O core; `js`: the JavaScript event loop).
+   */
+  target: {
+    driver: DriverName;
+    url: string;
+    server_version: string;
+    connector?: string;
+    io?: 'native' | 'js';
+  };
   label?: string;
   clients: number;
   workers: number;

@@ -1,0 +1,903 @@
+// dbsmack's native I/O core: the load connections' socket I/O after the handshake, out of the JavaScript
+// event loop (issue 13). Node-API in C++ (node_api.h only: no npm dependency, built by node-gyp from
+// binding.gyp at install when a compiler is there; without it dbsmack runs its JavaScript path).
+//
+// What is native and what is not. JavaScript (src/driver/native-*.ts) logs in with the lean clients, then
+// hands the socket's file descriptor over: open() dup()s it, and JavaScript destroys its own socket (libuv
+// closes its descriptor; the dup keeps the connection open, no FIN is sent). From then on JavaScript
+// encodes each statement (mysql-wire-encode.ts / pg-wire-encode.ts) and submit()s the bytes; this file sends
+// them, reads until the response is complete, counts rows and affected rows, and times the statement with
+// CLOCK_MONOTONIC where its bytes are sent and where the last byte of its response was read. Errors come
+// back whole (the ERR packet's payload, the ErrorResponse's body) for the classifiers in JavaScript; rare
+// requests (prepare, all()) come back as the raw response bytes, decoded by mysql-wire-decode.ts /
+// pg-wire-decode.ts. The framing and end-of-response rules here mirror those two files (MysqlPacketReader,
+// onResultPacket, onPrepareOk; PgMessageReader, tagCount, onReadyForQuery).
+//
+// Why design B (epoll driven from the load worker's own thread). Measured with bench/native-floor.ts, the
+// raw point select of bench/node-floor.ts on this 2-core machine (see README, Performance):
+//  (A) a thread per connection with blocking send/recv, completions handed to the JS thread through a
+//      mutex + condition variable: every statement costs two cross-thread wake-ups (submit wakes the I/O
+//      thread, the completion wakes the JS thread), each a futex and a context switch on a machine whose
+//      two cores the server needs too;
+//  (B) non-blocking send() in submit(), and wait() = epoll_wait over all connections of the worker, reading
+//      and parsing each ready socket to the end of its response, returning every completion of the round as
+//      one batch in a Float64Array: no thread hand-off at all, and one return into JavaScript per batch
+//      rather than per read. The JS worker thread is dedicated to load, so it may block here (bounded by
+//      the timeout JavaScript passes: the next timer it knows of, 50 ms at most, and libuv's own epoll
+//      descriptor is in the set, so a message from the main thread wakes it too).
+// Measured (bench/native-floor.ts --clients 1,8,32 --time 4 --repeat 2 --sysbench, MariaDB and PostgreSQL,
+// while the machine was shared, load 13-27): B 12.7-25 us of CPU per query, A 19-56 us, sysbench 9.5-20 us.
+// A made more queries per second at 8 and 32 clients there, because 33 runnable threads get a larger share
+// of a loaded scheduler than one; on the machine dbsmack shares with the server, the CPU per query is what
+// the server loses, and B spends the least of it at every client count. A is kept (init(1)) only so that
+// bench/native-floor.ts can repeat the comparison.
+
+#include <node_api.h>
+#include <uv.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Protocols.
+constexpr int P_MYSQL = 0;
+constexpr int P_PG = 1;
+
+// Request kinds (submit's `kind`).
+constexpr int K_MY_RESULT = 0;   // COM_QUERY / COM_STMT_EXECUTE: OK, ERR or result set(s)
+constexpr int K_MY_PREPARE = 1;  // COM_STMT_PREPARE: PREPARE_OK and its definitions (raw bytes back)
+constexpr int K_NO_REPLY = 2;    // COM_STMT_CLOSE, COM_QUIT, PostgreSQL Terminate: done once sent
+constexpr int K_PG = 3;          // anything ending in Sync or a simple Query: up to ReadyForQuery
+
+// Flags.
+constexpr int F_RAW = 1;     // keep the whole response's bytes for JavaScript
+constexpr int F_PG_EXT = 2;  // extended protocol (a COPY refusal must Sync again)
+
+// Completion status.
+constexpr int ST_OK = 0;    // value = rows (result sets) or affected rows
+constexpr int ST_ERR = 1;   // the server's error: bytes = ERR payload / ErrorResponse body
+constexpr int ST_RAW = 2;   // bytes = the response
+constexpr int ST_LOST = 3;  // the connection is gone: value = errno (0: closed by the server); bytes =
+                            // the error the server sent before closing, if any
+
+constexpr size_t MAX_PAYLOAD = 0xffffff;
+constexpr uint32_t SERVER_MORE_RESULTS_EXISTS = 0x8;
+
+// Parts of a MySQL result (as mysql-lean.ts's RS_*).
+constexpr int RS_HEAD = 0;
+constexpr int RS_COLUMNS = 1;
+constexpr int RS_COLUMNS_EOF = 2;
+constexpr int RS_ROWS = 3;
+
+double monoUs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+struct Completion {
+  int id;
+  int status;
+  double value;
+  double latencyUs;
+};
+
+struct Core;
+
+struct Conn {
+  Core* core = nullptr;
+  int id = -1;
+  int fd = -1;
+  int proto = P_MYSQL;
+  bool deprecateEof = false;
+  bool dead = false;
+  bool inEpoll = false;
+  int lostErrno = 0;
+
+  // Unparsed input: in[inStart, in.size()).
+  std::vector<uint8_t> in;
+  size_t inStart = 0;
+
+  // The request in flight.
+  bool busy = false;
+  int kind = 0;
+  int flags = 0;
+  double tSend = 0;
+  // MySQL result state.
+  int part = RS_HEAD;
+  uint64_t left = 0;
+  double rows = 0;
+  double affected = 0;
+  bool sawResultSet = false;
+  // A 16 MiB+ logical packet in pieces: its first byte, and whether a continuation follows.
+  bool continued = false;
+  int firstByte = 0;
+  size_t logicalLen = 0;
+  // PostgreSQL.
+  double pgRows = 0;
+  double pgCount = 0;
+  bool errSeen = false;
+
+  // Bytes for JavaScript (error or raw response), and the last error the server sent unasked.
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> fatal;
+  // Bytes not yet sent (design B: the kernel took only part of them).
+  std::vector<uint8_t> wq;
+  size_t wqOff = 0;
+
+  // Design A.
+  std::thread thread;
+  std::mutex m;
+  std::condition_variable cv;
+  bool haveRequest = false;
+  bool quit = false;
+  int nextKind = 0;
+  int nextFlags = 0;
+};
+
+struct Core {
+  int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection)
+  int ep = -1;
+  int uvFd = -1;
+  std::vector<Conn*> conns;
+  std::vector<int> freeIds;
+  std::vector<Completion> ready;  // completions not yet handed to JavaScript (design B, and errors)
+  // Design A: completions from the I/O threads.
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Completion> queue;
+};
+
+// One core per load worker (each worker thread is its own Node-API environment and calls in from its own
+// thread only).
+thread_local Core* tcore = nullptr;
+
+void complete(Conn* c, int status, double value, double tDone) {
+  c->busy = false;
+  Completion done{c->id, status, value, tDone - c->tSend};
+  if (c->core->design == 1) {
+    std::lock_guard<std::mutex> g(c->core->m);
+    c->core->queue.push_back(done);
+    c->core->cv.notify_one();
+  } else {
+    c->core->ready.push_back(done);
+  }
+}
+
+// ---- MySQL -----------------------------------------------------------------------------------------------
+
+uint64_t lenenc(const uint8_t* b, size_t* o) {
+  uint8_t h = b[*o];
+  if (h < 0xfb) {
+    *o += 1;
+    return h;
+  }
+  if (h == 0xfc) {
+    uint64_t v = b[*o + 1] | (b[*o + 2] << 8);
+    *o += 3;
+    return v;
+  }
+  if (h == 0xfd) {
+    uint64_t v = b[*o + 1] | (b[*o + 2] << 8) | (b[*o + 3] << 16);
+    *o += 4;
+    return v;
+  }
+  uint64_t v = 0;
+  for (int i = 8; i >= 1; i--) v = (v << 8) | b[*o + i];
+  *o += 9;
+  return v;
+}
+
+// OK packet at p (header byte included): sets affected, returns the status flags.
+uint32_t okStatus(Conn* c, const uint8_t* p) {
+  size_t o = 1;
+  c->affected = static_cast<double>(lenenc(p, &o));
+  lenenc(p, &o);  // last insert id
+  return p[o] | (p[o + 1] << 8);
+}
+
+void sendSmall(Conn* c, const uint8_t* b, size_t n) {
+  // A few bytes the protocol answers with (empty LOCAL INFILE file, CopyFail): the socket buffer has room.
+  while (n > 0) {
+    ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    b += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// One logical packet of a MySQL response; `p` is its payload when it is short (not a 16 MiB+ packet).
+void mysqlPacket(Conn* c, const uint8_t* p, size_t len, int h, uint8_t seq, double t) {
+  if (!c->busy) {
+    // Unrequested: the server says why it is about to close (e.g. 1927 connection killed).
+    if (h == 0xff && c->fatal.empty()) c->fatal.assign(p, p + len);
+    return;
+  }
+  if (c->kind == K_MY_PREPARE) {
+    if (c->part == RS_HEAD) {
+      if (h == 0xff) {
+        c->out.assign(p, p + len);
+        complete(c, ST_ERR, 0, t);
+        return;
+      }
+      uint32_t cols = p[5] | (p[6] << 8);
+      uint32_t params = p[7] | (p[8] << 8);
+      c->left = params + cols;
+      if (!c->deprecateEof) c->left += (params > 0 ? 1 : 0) + (cols > 0 ? 1 : 0);
+      c->part = RS_COLUMNS;
+      if (c->left == 0) complete(c, ST_RAW, 0, t);
+    } else if (--c->left == 0) {
+      complete(c, ST_RAW, 0, t);
+    }
+    return;
+  }
+  bool raw = (c->flags & F_RAW) != 0;
+  switch (c->part) {
+    case RS_ROWS:
+      if (h == 0xfe && len < MAX_PAYLOAD) {
+        uint32_t status = c->deprecateEof ? okStatus(c, p) : (p[3] | (p[4] << 8));
+        if (status & SERVER_MORE_RESULTS_EXISTS)
+          c->part = RS_HEAD;
+        else
+          complete(c, raw ? ST_RAW : ST_OK, c->rows, t);
+      } else if (h == 0xff) {
+        c->out.assign(p, p + len);
+        complete(c, ST_ERR, 0, t);
+      } else {
+        c->rows++;
+      }
+      return;
+    case RS_HEAD:
+      if (h == 0x00) {
+        uint32_t status = okStatus(c, p);
+        if (status & SERVER_MORE_RESULTS_EXISTS) return;
+        complete(c, raw ? ST_RAW : ST_OK, c->sawResultSet ? c->rows : c->affected, t);
+      } else if (h == 0xff) {
+        c->out.assign(p, p + len);
+        complete(c, ST_ERR, 0, t);
+      } else if (h == 0xfb) {
+        uint8_t empty[4] = {0, 0, 0, static_cast<uint8_t>(seq + 1)};
+        sendSmall(c, empty, 4);
+      } else {
+        size_t o = 0;
+        c->left = lenenc(p, &o);
+        c->part = RS_COLUMNS;
+        c->sawResultSet = true;
+      }
+      return;
+    case RS_COLUMNS:
+      if (--c->left == 0) c->part = c->deprecateEof ? RS_ROWS : RS_COLUMNS_EOF;
+      return;
+    default:
+      c->part = RS_ROWS;
+  }
+}
+
+// Parse the whole packets in data[0, n); stops after the one that completes the request. Returns the
+// bytes used.
+size_t mysqlFeed(Conn* c, const uint8_t* in, size_t n, double t) {
+  size_t o = 0;
+  while (n - o >= 4) {
+    size_t len = in[o] | (in[o + 1] << 8) | (in[o + 2] << 16);
+    if (n - o < 4 + len) break;
+    const uint8_t* p = in + o + 4;
+    uint8_t seq = in[o + 3];
+    bool wasBusy = c->busy;
+    if (wasBusy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in + o, in + o + 4 + len);
+    if (!c->continued) {
+      c->firstByte = len > 0 ? p[0] : -1;
+      c->logicalLen = 0;
+    }
+    c->logicalLen += len;
+    o += 4 + len;
+    if (len == MAX_PAYLOAD) {
+      c->continued = true;
+      continue;
+    }
+    bool big = c->continued;
+    c->continued = false;
+    // A joined packet is a row (or a huge value): only its first byte and length matter here.
+    mysqlPacket(c, big ? nullptr : p, big ? c->logicalLen : len, c->firstByte, seq, t);
+    if (wasBusy && !c->busy) break;
+  }
+  return o;
+}
+
+// ---- PostgreSQL ------------------------------------------------------------------------------------------
+
+double tagCount(const uint8_t* b, size_t n, double rows) {
+  // b: the tag without its NUL. SELECT/SHOW/FETCH (S…, F…): the DataRows counted; else the last number.
+  if (n > 0 && (b[0] == 'S' || b[0] == 'F')) return rows;
+  double v = 0, mul = 1;
+  for (size_t i = n; i > 0; i--) {
+    uint8_t ch = b[i - 1];
+    if (ch < '0' || ch > '9') break;
+    v += (ch - '0') * mul;
+    mul *= 10;
+  }
+  return v;
+}
+
+bool pgFatal(const uint8_t* body, size_t len) {
+  // Severity field V (not localised), else S.
+  size_t p = 0;
+  bool fatal = false;
+  while (p < len && body[p] != 0) {
+    uint8_t field = body[p];
+    const char* v = reinterpret_cast<const char*>(body + p + 1);
+    size_t z = p + 1;
+    while (z < len && body[z] != 0) z++;
+    if (field == 'V' || field == 'S') fatal = strcmp(v, "FATAL") == 0 || strcmp(v, "PANIC") == 0;
+    p = z + 1;
+  }
+  return fatal;
+}
+
+size_t pgFeed(Conn* c, const uint8_t* in, size_t n, double t) {
+  size_t o = 0;
+  while (n - o >= 5) {
+    uint32_t len = (static_cast<uint32_t>(in[o + 1]) << 24) | (in[o + 2] << 16) | (in[o + 3] << 8) | in[o + 4];
+    if (n - o < 1 + static_cast<size_t>(len)) break;
+    uint8_t type = in[o];
+    const uint8_t* body = in + o + 5;
+    size_t blen = len - 4;
+    bool busy = c->busy;
+    if (busy && (c->flags & F_RAW)) c->out.insert(c->out.end(), in + o, in + o + 1 + len);
+    o += 1 + len;
+    if (!busy) {
+      if (type == 'E' && pgFatal(body, blen)) c->fatal.assign(body, body + blen);
+      continue;
+    }
+    switch (type) {
+      case 'D':
+        c->pgRows++;
+        break;
+      case 'C':
+        c->pgCount += tagCount(body, blen > 0 ? blen - 1 : 0, c->pgRows);
+        c->pgRows = 0;
+        break;
+      case 'E':
+        if (!c->errSeen) {
+          c->errSeen = true;
+          if (c->flags & F_RAW) c->out.clear();
+          c->out.assign(body, body + blen);
+        }
+        if (pgFatal(body, blen)) c->fatal.assign(body, body + blen);
+        break;
+      case 'G': {
+        // CopyInResponse: dbsmack sends no COPY data; refuse (and Sync again on the extended protocol).
+        static const char msg[] = "dbsmack sends no COPY data";
+        uint8_t b[5 + sizeof msg + 5];
+        uint32_t l = 4 + sizeof msg;
+        b[0] = 'f';
+        b[1] = l >> 24;
+        b[2] = l >> 16;
+        b[3] = l >> 8;
+        b[4] = l;
+        memcpy(b + 5, msg, sizeof msg);
+        size_t total = 5 + sizeof msg;
+        if (c->flags & F_PG_EXT) {
+          uint8_t sync[5] = {'S', 0, 0, 0, 4};
+          memcpy(b + total, sync, 5);
+          total += 5;
+        }
+        sendSmall(c, b, total);
+        break;
+      }
+      case 'Z':
+        if (c->errSeen)
+          complete(c, ST_ERR, 0, t);
+        else
+          complete(c, (c->flags & F_RAW) ? ST_RAW : ST_OK, c->pgCount, t);
+        break;
+      default:
+        break;
+    }
+    if (!c->busy) break;
+  }
+  return o;
+}
+
+size_t parse(Conn* c, const uint8_t* data, size_t n, double t) {
+  return c->proto == P_MYSQL ? mysqlFeed(c, data, n, t) : pgFeed(c, data, n, t);
+}
+
+// Parse bytes kept from earlier reads (c->in), as far as they go.
+void feed(Conn* c, double t) {
+  if (c->inStart >= c->in.size()) return;
+  c->inStart += parse(c, c->in.data() + c->inStart, c->in.size() - c->inStart, t);
+  // Keep the buffer small: drop what was parsed, and a buffer grown past 1 MiB for one huge value.
+  if (c->inStart == c->in.size()) {
+    c->in.clear();
+    c->inStart = 0;
+    if (c->in.capacity() > (1u << 20)) c->in.shrink_to_fit();
+  } else if (c->inStart > 65536) {
+    c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(c->inStart));
+    c->inStart = 0;
+  }
+}
+
+// `n` bytes just read into `buf`: parsed in place when nothing is kept from before (the usual case);
+// what a message spanning reads leaves is kept in c->in. While a request is complete and another is not
+// yet sent, bytes after it wait in c->in too.
+void received(Conn* c, const uint8_t* buf, size_t n, double t) {
+  if (c->in.size() > c->inStart) {
+    c->in.insert(c->in.end(), buf, buf + n);
+    feed(c, t);
+    // The request may have completed with more (unasked) bytes behind it: parse those too.
+    if (!c->busy) feed(c, t);
+    return;
+  }
+  size_t used = parse(c, buf, n, t);
+  if (used < n && !c->busy) used += parse(c, buf + used, n - used, t);
+  if (used < n) {
+    c->in.assign(buf + used, buf + n);
+    c->inStart = 0;
+  }
+}
+
+// One read buffer per thread: the load worker's, and each I/O thread's in design A.
+thread_local uint8_t readBuffer[65536];
+
+void startRequest(Conn* c, int kind, int flags) {
+  c->busy = true;
+  c->kind = kind;
+  c->flags = flags;
+  c->part = RS_HEAD;
+  c->left = 0;
+  c->rows = 0;
+  c->affected = 0;
+  c->sawResultSet = false;
+  c->pgRows = 0;
+  c->pgCount = 0;
+  c->errSeen = false;
+  c->out.clear();
+}
+
+void dropFromEpoll(Conn* c) {
+  if (c->inEpoll) {
+    epoll_ctl(c->core->ep, EPOLL_CTL_DEL, c->fd, nullptr);
+    c->inEpoll = false;
+  }
+}
+
+// The connection is gone: the request in flight (if any) completes as lost.
+void lost(Conn* c, int err, double t) {
+  if (c->dead) return;
+  c->dead = true;
+  c->lostErrno = err;
+  if (c->core->design == 0) dropFromEpoll(c);
+  if (c->busy) {
+    c->out = c->fatal;
+    complete(c, ST_LOST, err, t);
+  }
+}
+
+// Read what the socket has (design B: non-blocking) and parse it. Returns false when the peer is gone.
+bool readSome(Conn* c) {
+  for (;;) {
+    ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      lost(c, errno, monoUs());
+      return false;
+    }
+    double t = monoUs();
+    if (r == 0) {
+      lost(c, 0, t);
+      return false;
+    }
+    received(c, readBuffer, static_cast<size_t>(r), t);
+    if (static_cast<size_t>(r) < sizeof readBuffer) return true;
+  }
+}
+
+// ---- design B: sending and waiting on the caller's thread --------------------------------------------------
+
+void flushWrite(Conn* c) {
+  while (c->wqOff < c->wq.size()) {
+    ssize_t w = send(c->fd, c->wq.data() + c->wqOff, c->wq.size() - c->wqOff, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT;
+        ev.data.u64 = static_cast<uint64_t>(c->id);
+        epoll_ctl(c->core->ep, EPOLL_CTL_MOD, c->fd, &ev);
+        return;
+      }
+      lost(c, errno, monoUs());
+      return;
+    }
+    c->wqOff += static_cast<size_t>(w);
+  }
+  c->wq.clear();
+  c->wqOff = 0;
+}
+
+void sendB(Conn* c, const uint8_t* b, size_t n) {
+  if (!c->wq.empty()) {
+    c->wq.insert(c->wq.end(), b, b + n);
+    return;
+  }
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = send(c->fd, b + off, n - off, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        c->wq.assign(b + off, b + n);
+        c->wqOff = 0;
+        flushWrite(c);
+        return;
+      }
+      lost(c, errno, monoUs());
+      return;
+    }
+    off += static_cast<size_t>(w);
+  }
+}
+
+int waitB(int timeoutMs) {
+  epoll_event evs[64];
+  double until = monoUs() + timeoutMs * 1000.0;
+  for (;;) {
+    if (!tcore->ready.empty()) return 0;
+    int left = static_cast<int>((until - monoUs()) / 1000.0 + 0.999);
+    if (left < 0) left = 0;
+    int n = epoll_wait(tcore->ep, evs, 64, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    bool uv = false;
+    for (int i = 0; i < n; i++) {
+      uint64_t tag = evs[i].data.u64;
+      if (tag == UINT64_MAX) {
+        uv = true;
+        continue;
+      }
+      Conn* c = tcore->conns[tag];
+      if (c == nullptr || c->dead) continue;
+      if (evs[i].events & EPOLLOUT) {
+        flushWrite(c);
+        if (c->wq.empty() && !c->dead) {
+          epoll_event ev{};
+          ev.events = EPOLLIN;
+          ev.data.u64 = tag;
+          epoll_ctl(tcore->ep, EPOLL_CTL_MOD, c->fd, &ev);
+        }
+      }
+      if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
+    }
+    if (!tcore->ready.empty() || uv || n == 0) return 0;
+  }
+}
+
+// ---- design A: a thread per connection -----------------------------------------------------------------
+
+void startRequest(Conn* c, int kind, int flags);
+
+void ioThread(Conn* c) {
+  std::vector<uint8_t> req;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> g(c->m);
+      c->cv.wait(g, [c] { return c->haveRequest || c->quit; });
+      if (c->quit) return;
+      req.swap(c->wq);
+      c->haveRequest = false;
+      startRequest(c, c->nextKind, c->nextFlags);
+    }
+    c->tSend = monoUs();
+    size_t off = 0;
+    bool ok = true;
+    while (off < req.size()) {
+      ssize_t w = send(c->fd, req.data() + off, req.size() - off, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        lost(c, errno, monoUs());
+        ok = false;
+        break;
+      }
+      off += static_cast<size_t>(w);
+    }
+    req.clear();
+    if (!ok) continue;
+    if (c->kind == K_NO_REPLY) {
+      complete(c, ST_OK, 0, monoUs());
+      continue;
+    }
+    // Bytes already read may complete it.
+    feed(c, monoUs());
+    while (c->busy && !c->dead) {
+      ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        lost(c, r < 0 ? errno : 0, monoUs());
+        break;
+      }
+      received(c, readBuffer, static_cast<size_t>(r), monoUs());
+    }
+  }
+}
+
+// ---- Node-API ---------------------------------------------------------------------------------------------
+
+napi_value undefinedValue(napi_env env) {
+  napi_value u;
+  napi_get_undefined(env, &u);
+  return u;
+}
+
+napi_value number(napi_env env, double v) {
+  napi_value r;
+  napi_create_double(env, v, &r);
+  return r;
+}
+
+bool throwIf(napi_env env, bool bad, const char* msg) {
+  if (bad) napi_throw_error(env, "NATIVE_IO", msg);
+  return bad;
+}
+
+int32_t intArg(napi_env env, napi_value v) {
+  int32_t i = 0;
+  napi_get_value_int32(env, v, &i);
+  return i;
+}
+
+Conn* connArg(napi_env env, napi_value v) {
+  int32_t id = intArg(env, v);
+  if (tcore == nullptr || id < 0 || static_cast<size_t>(id) >= tcore->conns.size() || tcore->conns[id] == nullptr) {
+    napi_throw_error(env, "NATIVE_IO", "no such native connection");
+    return nullptr;
+  }
+  return tcore->conns[id];
+}
+
+void closeConn(Conn* c);
+
+// The worker's environment is torn down: close what JavaScript left open.
+void FinalizeCore(napi_env, void* data, void*) {
+  Core* core = static_cast<Core*>(data);
+  for (Conn* c : core->conns)
+    if (c != nullptr) closeConn(c);
+  if (core->ep >= 0) close(core->ep);
+  if (tcore == core) tcore = nullptr;
+  delete core;
+}
+
+// init(design): 0 = epoll on this thread (B), 1 = a thread per connection (A).
+napi_value Init(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (tcore != nullptr) return undefinedValue(env);
+  tcore = new Core();
+  napi_set_instance_data(env, tcore, FinalizeCore, nullptr);
+  tcore->design = argc > 0 ? intArg(env, argv[0]) : 0;
+  tcore->ep = epoll_create1(EPOLL_CLOEXEC);
+  if (throwIf(env, tcore->ep < 0, strerror(errno))) return nullptr;
+  // libuv's own epoll descriptor: readable when the event loop has work (a message from the main thread).
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(env, &loop);
+  if (loop != nullptr) {
+    tcore->uvFd = uv_backend_fd(loop);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = UINT64_MAX;
+    if (tcore->uvFd >= 0) epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->uvFd, &ev);
+  }
+  return undefinedValue(env);
+}
+
+// open(fd, protocol, deprecateEof): takes a duplicate of the socket's descriptor; returns the id.
+napi_value Open(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (throwIf(env, argc < 3 || tcore == nullptr, "open(fd, protocol, deprecateEof) after init()")) return nullptr;
+  int fd = intArg(env, argv[0]);
+  bool deprecateEof = false;
+  napi_get_value_bool(env, argv[2], &deprecateEof);
+  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (throwIf(env, own < 0, strerror(errno))) return nullptr;
+  int fl = fcntl(own, F_GETFL);
+  // The descriptor shares its file description with the one libuv made non-blocking.
+  fcntl(own, F_SETFL, tcore->design == 0 ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
+  Conn* c = new Conn();
+  c->core = tcore;
+  c->fd = own;
+  c->proto = intArg(env, argv[1]);
+  c->deprecateEof = deprecateEof;
+  if (!tcore->freeIds.empty()) {
+    c->id = tcore->freeIds.back();
+    tcore->freeIds.pop_back();
+    tcore->conns[c->id] = c;
+  } else {
+    c->id = static_cast<int>(tcore->conns.size());
+    tcore->conns.push_back(c);
+  }
+  if (tcore->design == 0) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = static_cast<uint64_t>(c->id);
+    if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, own, &ev) == 0) c->inEpoll = true;
+  } else {
+    c->thread = std::thread(ioThread, c);
+  }
+  return number(env, c->id);
+}
+
+// submit(id, bytes, kind, flags): send one request. Its completion comes from wait().
+napi_value Submit(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  Conn* c = connArg(env, argv[0]);
+  if (c == nullptr) return nullptr;
+  void* data = nullptr;
+  size_t len = 0;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  if (throwIf(env, napi_get_typedarray_info(env, argv[1], &type, &len, &data, &ab, &offset) != napi_ok,
+              "submit: bytes must be a Buffer"))
+    return nullptr;
+  int kind = intArg(env, argv[2]);
+  int flags = intArg(env, argv[3]);
+  double t = monoUs();
+  if (tcore->design == 1) {
+    const uint8_t* b = static_cast<const uint8_t*>(data);
+    std::lock_guard<std::mutex> g(c->m);
+    c->wq.assign(b, b + len);
+    c->nextKind = kind;
+    c->nextFlags = flags;
+    c->haveRequest = true;
+    c->cv.notify_one();
+    return undefinedValue(env);
+  }
+  if (throwIf(env, c->busy, "submit: a request is already in flight on this connection")) return nullptr;
+  if (c->dead) {
+    startRequest(c, kind, flags);
+    c->tSend = t;
+    c->out = c->fatal;
+    complete(c, ST_LOST, c->lostErrno, t);
+    return undefinedValue(env);
+  }
+  startRequest(c, kind, flags);
+  const uint8_t* b = static_cast<const uint8_t*>(data);
+  c->tSend = t;
+  sendB(c, b, len);
+  if (kind == K_NO_REPLY && c->busy) complete(c, ST_OK, 0, monoUs());
+  else if (c->busy && c->inStart < c->in.size())
+    feed(c, t);  // bytes that arrived before (none in the usual case)
+  return undefinedValue(env);
+}
+
+// wait(timeoutMs, results: Float64Array): blocks until at least one completion (or the timeout, or work for
+// libuv); writes [id, status, value, latencyUs] per completion; returns how many.
+napi_value Wait(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  int timeoutMs = intArg(env, argv[0]);
+  void* data = nullptr;
+  size_t len = 0;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  if (throwIf(env, napi_get_typedarray_info(env, argv[1], &type, &len, &data, &ab, &offset) != napi_ok ||
+                       type != napi_float64_array,
+              "wait: results must be a Float64Array"))
+    return nullptr;
+  double* out = static_cast<double*>(data);
+  size_t cap = len / 4;
+  size_t n = 0;
+  if (tcore->design == 1) {
+    std::unique_lock<std::mutex> g(tcore->m);
+    if (tcore->ready.empty() && tcore->queue.empty())
+      tcore->cv.wait_for(g, std::chrono::milliseconds(timeoutMs), [] { return !tcore->queue.empty(); });
+    while (!tcore->queue.empty() && tcore->ready.size() < cap) {
+      tcore->ready.push_back(tcore->queue.front());
+      tcore->queue.pop_front();
+    }
+  } else if (tcore->ready.empty()) {
+    int r = waitB(timeoutMs);
+    if (throwIf(env, r < 0, strerror(-r))) return nullptr;
+  }
+  for (; n < tcore->ready.size() && n < cap; n++) {
+    const Completion& d = tcore->ready[n];
+    out[4 * n] = d.id;
+    out[4 * n + 1] = d.status;
+    out[4 * n + 2] = d.value;
+    out[4 * n + 3] = d.latencyUs;
+  }
+  tcore->ready.erase(tcore->ready.begin(), tcore->ready.begin() + static_cast<long>(n));
+  return number(env, static_cast<double>(n));
+}
+
+// take(id): the bytes of the last error / raw response of a connection, as a Buffer.
+napi_value Take(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  Conn* c = connArg(env, argv[0]);
+  if (c == nullptr) return nullptr;
+  napi_value buf;
+  void* copy;
+  napi_create_buffer_copy(env, c->out.size(), c->out.data(), &copy, &buf);
+  c->out.clear();
+  if (c->out.capacity() > (1u << 20)) c->out.shrink_to_fit();
+  return buf;
+}
+
+void closeConn(Conn* c) {
+  Core* core = c->core;
+  if (core->design == 1) {
+    {
+      std::lock_guard<std::mutex> g(c->m);
+      c->quit = true;
+      c->cv.notify_one();
+    }
+    shutdown(c->fd, SHUT_RDWR);  // a thread blocked in recv() returns
+    if (c->thread.joinable()) c->thread.join();
+  } else {
+    dropFromEpoll(c);
+  }
+  close(c->fd);
+  // Completions of this connection not yet handed over are dropped with it.
+  for (size_t i = 0; i < core->ready.size();) {
+    if (core->ready[i].id == c->id)
+      core->ready.erase(core->ready.begin() + static_cast<long>(i));
+    else
+      i++;
+  }
+  core->conns[c->id] = nullptr;
+  core->freeIds.push_back(c->id);
+  delete c;
+}
+
+// close(id): closes the descriptor (the last one: the kernel closes the connection).
+napi_value Close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  Conn* c = connArg(env, argv[0]);
+  if (c == nullptr) return nullptr;
+  closeConn(c);
+  return undefinedValue(env);
+}
+
+napi_value ModuleInit(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"open", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"submit", nullptr, Submit, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"wait", nullptr, Wait, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"take", nullptr, Take, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"close", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE_INIT() { return ModuleInit(env, exports); }

@@ -1,0 +1,158 @@
+/**
+ * What the two native connections (`native-mysql.ts`, `native-pg.ts`) share: the request in flight and
+ * the FIFO of those behind it, and the completions the pump (`native-core.ts`) hands back. One request is
+ * on the wire at a time; each completion carries the statement's own time, measured by the core where the
+ * bytes were sent and received, which the connection keeps in `timedUs` for the engine to record.
+ */
+import os from 'node:os';
+import type { DbError } from './errors.ts';
+import {
+  type CompletionSink,
+  closeNative,
+  K_NO_REPLY,
+  openNative,
+  ST_ERR,
+  ST_LOST,
+  ST_OK,
+  submitNative,
+  takeNative,
+} from './native-core.ts';
+
+type Settle = (v: unknown) => void;
+
+/** What a completion resolves to. */
+export const W_COUNT = 0;
+/** The raw response bytes, decoded by the connection (`all()`, prepare). */
+export const W_RAW = 1;
+export const W_VOID = 2;
+
+class Pending {
+  readonly bytes: Uint8Array;
+  readonly kind: number;
+  readonly flags: number;
+  readonly what: number;
+  readonly resolve: Settle;
+  readonly reject: Settle;
+  constructor(bytes: Uint8Array, kind: number, flags: number, what: number, resolve: Settle, reject: Settle) {
+    this.bytes = bytes;
+    this.kind = kind;
+    this.flags = flags;
+    this.what = what;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+}
+
+const noop: Settle = () => {};
+let capturedResolve: Settle = noop;
+let capturedReject: Settle = noop;
+function capture(resolve: Settle, reject: Settle): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+const ERRNO_NAMES = new Map<number, string>(
+  Object.entries(os.constants.errno).map(([name, n]) => [n as number, name]),
+);
+
+/** The name of an errno (`ECONNRESET`), or undefined for 0. */
+export function errnoName(n: number): string | undefined {
+  return n === 0 ? undefined : (ERRNO_NAMES.get(n) ?? `ERRNO_${n}`);
+}
+
+/** The descriptor behind a connected `net.Socket` (TCP or Unix). */
+export function socketFd(socket: unknown): number {
+  const fd = (socket as { _handle?: { fd?: unknown } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) throw new Error('the socket has no file descriptor to hand over');
+  return fd;
+}
+
+export abstract class NativeRequests implements CompletionSink {
+  /** The statement time of the last completion, measured by the native core (µs). */
+  timedUs: number | undefined;
+  protected readonly id: number;
+  /** Set once the connection is gone: every later request rejects with it. */
+  protected dead: DbError | null = null;
+  private busy = false;
+  private closed = false;
+  private hWhat = W_VOID;
+  private hResolve: Settle = noop;
+  private hReject: Settle = noop;
+  private readonly queue: Pending[] = [];
+
+  constructor(fd: number, protocol: number, deprecateEof: boolean) {
+    this.id = openNative(fd, protocol, deprecateEof, this);
+  }
+
+  /** The server's error, from the bytes of its error message. */
+  protected abstract serverError(bytes: Buffer): DbError;
+  /** The connection is gone: errno (0 when the server closed it), and the error it sent first, if any. */
+  protected abstract lostError(errno: number, bytes: Buffer): DbError;
+
+  /** Send a request now, or queue it behind the one in flight. Resolves to a count, raw bytes or nothing. */
+  protected request(bytes: Uint8Array, kind: number, flags: number, what: number): Promise<unknown> {
+    const p = new Promise<unknown>(capture);
+    if (this.dead !== null) capturedReject(this.dead);
+    else if (!this.busy) this.start(bytes, kind, flags, what, capturedResolve, capturedReject);
+    // The bytes may be a view of a shared write buffer: keep a copy.
+    else this.queue.push(new Pending(Buffer.from(bytes), kind, flags, what, capturedResolve, capturedReject));
+    return p;
+  }
+
+  private start(
+    bytes: Uint8Array,
+    kind: number,
+    flags: number,
+    what: number,
+    res: Settle,
+    rej: Settle,
+  ): void {
+    this.busy = true;
+    this.hWhat = what;
+    this.hResolve = res;
+    this.hReject = rej;
+    submitNative(this.id, bytes, kind, flags);
+  }
+
+  onCompletion(status: number, value: number, latencyUs: number): void {
+    const what = this.hWhat;
+    const resolve = this.hResolve;
+    const reject = this.hReject;
+    this.busy = false;
+    this.hResolve = noop;
+    this.hReject = noop;
+    this.timedUs = latencyUs;
+    let error: DbError | null = null;
+    let result: unknown;
+    if (status === ST_OK) result = what === W_COUNT ? value : undefined;
+    else if (status === ST_ERR) error = this.serverError(takeNative(this.id));
+    else if (status === ST_LOST) {
+      error = this.lostError(value, takeNative(this.id));
+      this.dead = error;
+    } else result = takeNative(this.id);
+    if (error !== null && this.dead !== null) {
+      // Queued requests fail with the connection.
+      for (const q of this.queue.splice(0)) q.reject(this.dead);
+    } else {
+      const next = this.queue.shift();
+      if (next !== undefined)
+        this.start(next.bytes, next.kind, next.flags, next.what, next.resolve, next.reject);
+    }
+    if (error !== null) reject(error);
+    else resolve(result);
+  }
+
+  /**
+   * Send `goodbye` (no reply) unless the connection is gone, then close the descriptor; later requests
+   * reject with `closed`.
+   */
+  protected async closeWith(goodbye: Uint8Array, closed: DbError): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.dead === null) await this.request(goodbye, K_NO_REPLY, 0, W_VOID).catch(noop);
+    this.dead ??= closed;
+    closeNative(this.id, this.busy);
+    this.busy = false;
+    for (const q of this.queue.splice(0)) q.reject(this.dead);
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The native I/O core (`native/dbsmack_io.cc`, built by node-gyp into `build/Release/dbsmack_io.node`) as
+ * JavaScript sees it: loading it (or saying why it cannot be loaded), and the pump that hands its
+ * completions back to the connections that wait for them.
+ *
+ * The pump: a request is submitted (sent at once, from this thread); when the thread has nothing else to do
+ * (a `setImmediate`, so every promise reaction of the last batch has run and every client has sent its next
+ * statement), `wait()` blocks in epoll over all the worker's native connections until at least one
+ * response is complete, and returns every completion of that round at once. The wait is bounded by the
+ * earliest wake-up the worker knows of (`noteWake`: sleeps and rate-mode arrivals go through it) and by
+ * 50 ms (stop requests, idle interval flushes, timers it was not told of); a message from the main thread
+ * wakes it at once, because libuv's own epoll descriptor is part of the set.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The addon's functions (see native/dbsmack_io.cc). */
+interface Addon {
+  init(design: number): void;
+  open(fd: number, protocol: number, deprecateEof: boolean): number;
+  submit(id: number, bytes: Uint8Array, kind: number, flags: number): void;
+  wait(timeoutMs: number, results: Float64Array): number;
+  take(id: number): Buffer;
+  close(id: number): void;
+}
+
+export const P_MYSQL = 0;
+export const P_PG = 1;
+
+// Request kinds and flags (as in the addon).
+export const K_MY_RESULT = 0;
+export const K_MY_PREPARE = 1;
+export const K_NO_REPLY = 2;
+export const K_PG = 3;
+export const F_RAW = 1;
+export const F_PG_EXT = 2;
+
+// Completion status.
+export const ST_OK = 0;
+export const ST_ERR = 1;
+export const ST_RAW = 2;
+export const ST_LOST = 3;
+
+/** What a native connection does with a completion of its request. */
+export interface CompletionSink {
+  onCompletion(status: number, value: number, latencyUs: number): void;
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * Where node-gyp puts the addon (the same from src/ and from dist/); `DBSMACK_NATIVE_ADDON` names another
+ * file (the tests point it at a missing one to check the fallback).
+ */
+export const ADDON_PATH =
+  process.env.DBSMACK_NATIVE_ADDON ?? path.join(root, 'build', 'Release', 'dbsmack_io.node');
+
+let addon: Addon | undefined;
+let loadError: string | undefined;
+
+/** The addon, or undefined (then `nativeUnavailable()` says why). Loaded once per thread. */
+export function nativeAddon(): Addon | undefined {
+  if (addon !== undefined || loadError !== undefined) return addon;
+  if (process.platform !== 'linux') {
+    loadError = `the native I/O core is built for Linux only (this is ${process.platform})`;
+    return undefined;
+  }
+  try {
+    addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    loadError =
+      code === 'MODULE_NOT_FOUND'
+        ? `the native I/O core was not built (${path.relative(process.cwd(), ADDON_PATH) || ADDON_PATH} is missing: ` +
+          'npm install builds it when a C++ compiler is there)'
+        : `the native I/O core did not load: ${(e as Error).message}`;
+  }
+  return addon;
+}
+
+/** Why the addon is not available (undefined when it is). */
+export function nativeUnavailable(): string | undefined {
+  nativeAddon();
+  return loadError;
+}
+
+// ---- the pump -----------------------------------------------------------------------------------------------
+
+const MAX_BLOCK_MS = 50;
+const results = new Float64Array(4 * 1024);
+const sinks: (CompletionSink | undefined)[] = [];
+let started = false;
+let scheduled = false;
+let inFlight = 0;
+
+function core(): Addon {
+  const a = nativeAddon();
+  if (a === undefined) throw new Error(loadError);
+  if (!started) {
+    a.init(Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0));
+    started = true;
+  }
+  return a;
+}
+
+/** Hand a socket's descriptor to the core; its completions go to `sink`. Returns the connection's id. */
+export function openNative(
+  fd: number,
+  protocol: number,
+  deprecateEof: boolean,
+  sink: CompletionSink,
+): number {
+  const id = core().open(fd, protocol, deprecateEof);
+  sinks[id] = sink;
+  return id;
+}
+
+/** Send one request; its completion comes to the connection's sink from the pump. */
+export function submitNative(id: number, bytes: Uint8Array, kind: number, flags: number): void {
+  (addon as Addon).submit(id, bytes, kind, flags);
+  inFlight++;
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(pump);
+  }
+}
+
+/** The error or raw response bytes of a connection's last completion. */
+export function takeNative(id: number): Buffer {
+  return (addon as Addon).take(id);
+}
+
+/** Close a native connection; `inFlight`: it had a request whose completion will now never come. */
+export function closeNative(id: number, inFlightRequest: boolean): void {
+  (addon as Addon).close(id);
+  sinks[id] = undefined;
+  if (inFlightRequest) inFlight--;
+}
+
+/** Wake-ups (epoch ms) clients asked for, unordered; the pump does not block past the earliest. */
+const wakes: number[] = [];
+
+/** A client will wake at `atMs` (epoch ms): the pump does not block past it. */
+export function noteWake(atMs: number): void {
+  if (started) wakes.push(atMs);
+}
+
+/** Milliseconds to the earliest wake-up still ahead (dropping those passed), at most `cap`. */
+function untilWake(cap: number): number {
+  if (wakes.length === 0) return cap;
+  const now = Date.now();
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = wakes.length - 1; i >= 0; i--) {
+    const w = wakes[i] as number;
+    if (w <= now) {
+      wakes[i] = wakes[wakes.length - 1] as number;
+      wakes.pop();
+    } else if (w < min) min = w;
+  }
+  return min === Number.POSITIVE_INFINITY ? cap : Math.max(0, Math.min(cap, Math.floor(min - now)));
+}
+
+function pump(): void {
+  scheduled = false;
+  if (inFlight <= 0) return;
+  const n = (addon as Addon).wait(untilWake(MAX_BLOCK_MS), results);
+  for (let i = 0; i < n; i++) {
+    const o = 4 * i;
+    const sink = sinks[results[o] as number];
+    inFlight--;
+    sink?.onCompletion(results[o + 1] as number, results[o + 2] as number, results[o + 3] as number);
+  }
+  if (inFlight > 0 && !scheduled) {
+    scheduled = true;
+    setImmediate(pump);
+  }
+}

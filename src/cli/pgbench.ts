@@ -497,6 +497,11 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   }
   await attachServerInfo(result, target, connectTimeout);
   emitResult(result, ro, render, { workload });
+  if (result.status !== 'complete') {
+    say(
+      `dbsmack: error: Run was aborted; the above results are incomplete.${result.status_reason ? ` (${result.status_reason})` : ''}`,
+    );
+  }
   recordRun(result, { history: ro.history, quiet: true });
   return exitCodeFor(result, controller.interrupted);
 }

@@ -76,11 +76,6 @@ export function renderPgbench(r: RunResult): string {
   const f = r.pgbench ?? genericFigures(r);
   // pgbench prints its -P progress lines on stderr, as they come; stdout has the report only
   const out: string[] = [pgbenchVersionLine(r.target.server_version), ...pgbenchReportLines(r, f)];
-  if (r.status !== 'complete') {
-    out.push(
-      `dbsmack: error: Run was aborted; the above results are incomplete.${r.status_reason ? ` (${r.status_reason})` : ''}`,
-    );
-  }
   return `${out.join('\n')}\n`;
 }
 

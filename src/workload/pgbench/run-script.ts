@@ -153,6 +153,12 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
 
   /** Send one SQL command; in a pipeline, return its promise instead of waiting for it. */
   const sql = (c: SqlCommand): Promise<unknown> => {
+    if (c.compound && mode !== 'simple') {
+      // what the server answers to several statements in one extended-protocol message
+      return Promise.reject(
+        new DbError('fatal', '42601', 'cannot insert multiple commands into a prepared statement', '42601'),
+      );
+    }
     if (c.store !== undefined) {
       const p =
         mode === 'simple'
@@ -170,7 +176,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     if (e.kind === 'retryable' || e.kind === 'reconnect') return e;
     if (e.code === 'PGBENCH_ABORT') return e;
     return abort(
-      `client ${id} script ${current} aborted in command ${c.index} query 0: ${e.code}: ${e.message}`,
+      `client ${id} script ${current} aborted in command ${c.index} query 0: ERROR:  ${e.message}`,
       e.sqlState,
     );
   };

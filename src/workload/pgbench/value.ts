@@ -104,6 +104,8 @@ export function truth(v: Value): boolean {
 export function cFixed(d: number): string {
   if (Number.isNaN(d)) return 'NaN';
   if (!Number.isFinite(d)) return d > 0 ? 'Infinity' : '-Infinity';
+  // toFixed turns to exponents from 1e21; such doubles are whole numbers
+  if (Math.abs(d) >= 1e21) return `${BigInt(d)}.000000`;
   return d.toFixed(6);
 }
 

@@ -96,6 +96,8 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   let failedCommand: Command | undefined;
   let inTx = false;
   let commandNo = 0;
+  /** pgbench counts a script that ends inside a transaction, then aborts the client. */
+  let pendingAbort: DbError | undefined;
 
   const env: EvalEnv = {
     vars,
@@ -341,14 +343,13 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       if (cfg.perCommand) ctx.step(c.type, nowUs() - t0);
     }
     if (pipeline !== undefined) throw abort(`client ${id} aborted: end of script reached with pipeline open`);
-    if (inTx)
-      throw abort(`client ${id} aborted: end of script reached without completing the last transaction`);
   };
 
   return {
     abortOnError: !cfg.exitOnAbort,
     connectPerEvent: cfg.connect,
     async event() {
+      if (pendingAbort !== undefined) throw pendingAbort;
       if (ctx.attempt > 1) {
         // a retry: the same script with the same random numbers
         rng.restore(saved);
@@ -381,6 +382,11 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       const us = nowUs() - txStart;
       ctx.step(K.script(current), us);
       if (cfg.latencyLimitUs > 0 && us > cfg.latencyLimitUs) ctx.count(K.late);
+      if (inTx) {
+        pendingAbort = abort(
+          `client ${id} aborted: end of script reached without completing the last transaction`,
+        );
+      }
     },
     failed(err) {
       ctx.count(K.failed(current, failureKind(err)));

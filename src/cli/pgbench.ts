@@ -351,7 +351,7 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
     };
     const o = initOptionsFrom(raw);
     await withAdminContext(target, raw, 1, connectTimeout * 1000, say, (ctx) => initialize(ctx, o)).catch(
-      (e: unknown) => adminError(e, target, 'initialization'),
+      (e: unknown) => adminError(e, target, { action: 'pgbench -i' }),
     );
     return EXIT.ok;
   }
@@ -448,7 +448,8 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
     reportInterval: progress > 0 ? progress : 1,
     maxTries: maxTries === 0 ? 2147483647 : maxTries,
     reconnectTimeout: 0,
-    workers: Math.min(jobs, clients),
+    // SQLite's driver blocks its thread: each client needs a worker of its own, whatever -j says
+    workers: target.driver === 'sqlite' ? clients : Math.min(jobs, clients),
     format,
     ...(last('out') !== undefined ? { out: last('out') as string } : {}),
     ...(last('label') !== undefined ? { label: last('label') as string } : {}),
@@ -471,23 +472,26 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   const timestamps = has('progress-timestamp');
   let result: RunResult | undefined;
   try {
-    result = await runWithErrors({
-      plan,
-      workload,
-      options,
-      workers: Math.min(jobs, clients),
-      onInterval: (p: IntervalPoint) => {
-        if (progress > 0 && p.dur >= progress - 1e-6) {
-          let line = pgbenchProgressLine(p, maxTries);
-          if (timestamps)
-            line = line.replace(/^progress: [^,]*,/, `progress: ${(Date.now() / 1000).toFixed(3)} s,`);
-          process.stderr.write(`${line}\n`);
-        }
+    result = await runWithErrors(
+      {
+        plan,
+        workload,
+        options,
+        workers: ro.workers as number,
+        onInterval: (p: IntervalPoint) => {
+          if (progress > 0 && p.dur >= progress - 1e-6) {
+            let line = pgbenchProgressLine(p, maxTries);
+            if (timestamps)
+              line = line.replace(/^progress: [^,]*,/, `progress: ${(Date.now() / 1000).toFixed(3)} s,`);
+            process.stderr.write(`${line}\n`);
+          }
+        },
+        log: (m: string) => say(redactSecrets(m)),
+        controller,
+        ...(last('label') !== undefined ? { label: last('label') as string } : {}),
       },
-      log: (m: string) => say(redactSecrets(m)),
-      controller,
-      ...(last('label') !== undefined ? { label: last('label') as string } : {}),
-    });
+      'pgbench',
+    );
   } finally {
     uninstall();
   }

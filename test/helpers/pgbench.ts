@@ -50,12 +50,16 @@ export function runPgbench(target: Target, args: string[], timeoutMs = 120_000):
   });
 }
 
-/** A report's lines with every number replaced by `#`, to compare layouts of runs whose figures differ. */
+/**
+ * A report's lines with every number replaced by `#` and runs of blanks by one, to compare the layouts of
+ * runs whose figures (and so the widths of padded columns) differ. The statement lines keep their shape:
+ * leading blanks, then the figures, two blanks, the command.
+ */
 export function layout(report: string): string[] {
   return report
     .split('\n')
     .filter((l) => l !== '' && !l.startsWith('pgbench ('))
-    .map((l) => l.replace(/-?\d+(\.\d+)?|NaN/g, '#'));
+    .map((l) => l.replace(/-?\d+(\.\d+)?|NaN/g, '#').replace(/ +/g, ' '));
 }
 
 /** The value after `label` in a pgbench report (`number of transactions actually processed: 21/21` → `21/21`). */

@@ -109,11 +109,44 @@ function compileCall(f: string, args: Compiled[]): Compiled {
   const keepsNull = f === 'is' || f === 'debug';
   if (args.length === 2) {
     const [a, b] = args as [Compiled, Compiled];
+    // the common cases without an argument array: integer + - * on safe numbers, and random()
+    if (f === '+' || f === '-' || f === '*') {
+      return (env) => {
+        const x = a(env);
+        const y = b(env);
+        if (x.t === 'int' && y.t === 'int' && typeof x.v === 'number' && typeof y.v === 'number') {
+          const r = f === '+' ? x.v + y.v : f === '-' ? x.v - y.v : x.v * y.v;
+          if (r >= -SAFE && r <= SAFE) return int(r === 0 ? 0 : r);
+        }
+        if (x.t === 'null' || y.t === 'null') return NULL;
+        return arith(f, [x, y]);
+      };
+    }
+    if (f === 'random') {
+      return (env) => {
+        const x = a(env);
+        const y = b(env);
+        if (
+          x.t === 'int' &&
+          y.t === 'int' &&
+          typeof x.v === 'number' &&
+          typeof y.v === 'number' &&
+          x.v <= y.v
+        ) {
+          return int(uniformRand(env.rng, x.v, y.v));
+        }
+        if (x.t === 'null' || y.t === 'null') return NULL;
+        return apply([x, y], env);
+      };
+    }
+    const vs: Value[] = [NULL, NULL];
     return (env) => {
       const x = a(env);
       const y = b(env);
       if (!keepsNull && (x.t === 'null' || y.t === 'null')) return NULL;
-      return apply([x, y], env);
+      vs[0] = x;
+      vs[1] = y;
+      return apply(vs, env);
     };
   }
   return (env) => {

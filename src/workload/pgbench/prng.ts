@@ -59,6 +59,14 @@ export class PgPrng {
     return [this.s0h, this.s0l, this.s1h, this.s1l];
   }
 
+  /** The same into an array of the caller's, without allocating. */
+  saveTo(out: number[]): void {
+    out[0] = this.s0h;
+    out[1] = this.s0l;
+    out[2] = this.s1h;
+    out[3] = this.s1l;
+  }
+
   restore(s: readonly number[]): void {
     this.s0h = s[0] as number;
     this.s0l = s[1] as number;

@@ -86,7 +86,8 @@ export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures 
   const n = (k: string): number => c[k] ?? 0;
   const fail = (s: number, k: FailureKind): number => n(K.failed(s, k));
   const scripts: PgbenchScriptFigures[] = inp.scripts.map((s, i) => {
-    const step = r.steps?.[K.script(i)];
+    // one script is timed as the events are
+    const step = inp.scripts.length === 1 ? r.events : r.steps?.[K.script(i)];
     const processed = step?.count ?? 0;
     const ser = fail(i, 'serialization');
     const dl = fail(i, 'deadlock');

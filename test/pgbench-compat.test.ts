@@ -15,15 +15,17 @@ import { loadDriver } from '../src/driver/index.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
 import { chiSquareTwoSample } from './helpers/chi-square.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
+import { ownDatabase } from './helpers/own-database.ts';
 import { layout, needPgbench, pgEnv, reportValue, runPgbench } from './helpers/pgbench.ts';
-import { needServer } from './helpers/servers.ts';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'pgbench');
 
+/** pgbench's tables have fixed names: each test makes them in a database of its own. */
 async function setup(t: TestContext): Promise<{ target: Target; conn: Connection } | undefined> {
   if (!needPgbench(t)) return undefined;
-  const target = await needServer(t, 'postgres');
-  if (!target) return undefined;
+  const own = await ownDatabase(t, 'postgres', 'pgbench');
+  if (!own) return undefined;
+  const target = own.target;
   const conn = await (await loadDriver('postgres')).connect(target, { connectTimeoutMs: 5000 });
   t.after(() => conn.close());
   return { target, conn };
@@ -155,6 +157,7 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
 test("a script with every meta-command gives pgbench's transaction counts in every query mode", async (t) => {
   const s = await setup(t);
   if (!s) return;
+  assert.equal((await runPgbench(s.target, ['-i', '-s', '1', '-I', 'dtGp'])).code, 0);
   const dir = tmpDir();
   const file = path.join(dir, 'every.sql');
   writeFileSync(

@@ -14,8 +14,8 @@ import type { Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
+import { ownDatabase } from './helpers/own-database.ts';
 import { reportValue } from './helpers/pgbench.ts';
-import { MYSQL_URL, needServer } from './helpers/servers.ts';
 
 test("the command line is read as pgbench's getopt_long reads it", () => {
   const a = parsePgbenchArgs([
@@ -197,9 +197,10 @@ for (const which of ['mysql', 'sqlite'] as const) {
     let db: string;
     let target: Target | undefined;
     if (which === 'mysql') {
-      target = await needServer(t, 'mysql');
-      if (!target) return;
-      db = MYSQL_URL;
+      const own = await ownDatabase(t, 'mysql', 'pgbench');
+      if (!own) return;
+      target = own.target;
+      db = own.url;
     } else {
       db = `sqlite:${path.join(tmpDir(), 'pgbench.sqlite')}`;
       target = parseTarget(db);

@@ -246,4 +246,9 @@ test('parse errors name the line and column of the offending token', () => {
   assert.equal(bad('case 1 end'), 't.sql:1:13: syntax error in command "set" near \'1\'');
   assert.equal(bad('(1'), 't.sql:1:10: syntax error in command "set" at the end of the expression');
   assert.equal(bad('1 is 2'), 't.sql:1:13: syntax error in command "set" near \'2\'');
+  assert.match(
+    bad(`${'('.repeat(5000)}1${')'.repeat(5000)}`),
+    /^t\.sql:1:\d+: expression too deeply nested in command "set"$/,
+  );
+  assert.match(bad(`${'- '.repeat(5000)}1`), /expression too deeply nested/);
 });

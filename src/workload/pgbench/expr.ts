@@ -307,7 +307,19 @@ class Parser {
     return this.tok.type === 'op' && this.tok.text === o;
   }
 
+  /** How deep the parse is: a bound, so that no input can exhaust the stack (bison stops at 10000 too). */
+  private depth = 0;
+
   private expr(min: number): Expr {
+    if (++this.depth > 1000) this.fail(this.tok.start, 'expression too deeply nested');
+    try {
+      return this.exprAt(min);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private exprAt(min: number): Expr {
     let left = this.prefix();
     for (;;) {
       const t = this.tok;

@@ -105,7 +105,7 @@ export function buildProgram(): Command {
   const run = program
     .command('run')
     .description(
-      'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
+      'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
     )
     .usage('[options] <workload> [args...]')
     .helpOption(false)

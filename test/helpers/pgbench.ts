@@ -11,7 +11,7 @@ export function pgbenchAvailable(): string | undefined {
 /** Skip (or fail under CI=true) when pgbench is not installed. */
 export function needPgbench(t: TestContext): boolean {
   if (pgbenchAvailable()) return true;
-  const why = 'pgbench is not installed (apt-get install postgresql-client or postgresql-contrib)';
+  const why = 'pgbench is not installed (Debian: apt-get install postgresql-15, which ships it)';
   if (process.env.CI === 'true') throw new Error(`CI=true and ${why}`);
   t.skip(why);
   process.stderr.write(`# skipped: ${why}\n`);

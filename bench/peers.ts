@@ -2,7 +2,8 @@
  * dbsmack against its peers on the same server and the same table, alternating A B A B:
  *
  *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
- *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL
+ *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
+ *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
  *   - `select1` on SQLite in-process vs a bare better-sqlite3 loop running the same statement
  *
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
@@ -74,6 +75,32 @@ function pgbench(url: string, n: number): Sample {
     queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
     qps: must(/tps = ([\d.]+) \(without initial connection time\)/, r.stdout, 'tps'),
     cpuS: r.cpuS,
+  };
+}
+
+/** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
+function dbsmackPgbench(url: string, n: number): Sample {
+  const jobs = Math.min(n, Number(values['pgbench-jobs']));
+  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
+  const r = timed(process.execPath, [
+    BIN,
+    'pgbench',
+    ...args,
+    '--db',
+    url,
+    '--format',
+    'json',
+    '--no-history',
+  ]);
+  const res = JSON.parse(r.stdout) as {
+    totals: { queries: number; qps: number };
+    client_cpu: { us_per_query: number };
+  };
+  return {
+    queries: res.totals.queries,
+    qps: res.totals.qps,
+    cpuS: r.cpuS,
+    runUs: res.client_cpu.us_per_query,
   };
 }
 
@@ -176,6 +203,13 @@ for (const n of CLIENTS) {
       clients: n,
       runPeer: () => pgbench(url, n),
       runDbsmack: () => dbsmack(path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
+    });
+    pairs.push({
+      name: 'postgres pgbench -S script',
+      peer: 'pgbench',
+      clients: n,
+      runPeer: () => pgbench(url, n),
+      runDbsmack: () => dbsmackPgbench(url, n),
     });
   }
 }

@@ -6,6 +6,7 @@ import { Command, CommanderError, type CommandUnknownOpts, Option } from '@comma
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
 import { registerFormat } from '../report/formats.ts';
+import { renderPgbench } from '../report/pgbench.ts';
 import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
@@ -15,6 +16,7 @@ import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
+import { registerPgbench } from './pgbench.ts';
 import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, type RunOptions, runCommand } from './run.ts';
@@ -103,7 +105,7 @@ export function buildProgram(): Command {
   const run = program
     .command('run')
     .description(
-      'run a workload: a built-in name (see `dbsmack list`), a .smack file, or a .ts/.js workload module',
+      'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
     )
     .usage('[options] <workload> [args...]')
     .helpOption(false)
@@ -177,7 +179,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--format <fmt>',
-      'what to print on stdout: text, json or sysbench (its final report and --report-interval lines)',
+      'what to print on stdout: text, json, sysbench (its final report and --report-interval lines) or pgbench (its final report)',
       'text',
     )
     .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
@@ -208,6 +210,7 @@ export function buildProgram(): Command {
     .allowUnknownOption();
   // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
   registerFormat('sysbench', renderSysbench);
+  registerFormat('pgbench', renderPgbench);
   const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
   runCmd.action(async (workload, args, o, cmd) => {
     void args;
@@ -278,6 +281,7 @@ export function buildProgram(): Command {
   registerHistory(program, setExit);
   registerCompare(program, setExit);
   registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)
+  registerPgbench(program, setExit); // pgbench's command line (issue 16)
 
   program
     .command('list')

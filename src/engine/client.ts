@@ -91,6 +91,8 @@ export class Client implements ClientContext {
   private prepared: (PreparedStatement | undefined)[] = [];
   private measuring = false;
   private inTx = false;
+  /** The try of the event in progress (ClientContext.attempt). */
+  attempt = 1;
   private readonly txSlots: { begin: number; commit: number; rollback: number };
   readonly stats: ClientSummary;
 
@@ -250,6 +252,14 @@ export class Client implements ClientContext {
     return sleep(ms);
   }
 
+  count(name: string, n = 1): void {
+    if (this.measuring) this.w.recorder.count(name, n);
+  }
+
+  step(name: string, us: number): void {
+    if (this.measuring) this.w.recorder.step(name, us);
+  }
+
   // ---- recording ----------------------------------------------------------------------------------
 
   private adhocSlot(type: string, sql: string): number {
@@ -293,6 +303,7 @@ export class Client implements ClientContext {
     const ctrl = w.ctrl;
     const handler = this.handler as ClientHandler;
     let done = 0;
+    let ran = 0;
     // The end of one event is the start of the next: one clock read per event fewer, and the few
     // instructions between them are the client's own time between events either way.
     let start = nowUs();
@@ -304,8 +315,14 @@ export class Client implements ClientContext {
         if (rounds !== undefined && done >= rounds) break;
         if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) break;
       }
+      if (handler.connectPerEvent === true && ran > 0) {
+        if (!(await this.freshConnection())) break;
+        start = nowUs();
+      }
+      ran++;
       // The common case runs the event inline; errors and an open transaction take runEvent's full policy.
       let outcome: 'ok' | 'failed' | 'stop';
+      this.attempt = 1;
       try {
         await handler.event();
         outcome = this.inTx ? await this.runEvent(OPEN_TX) : 'ok';
@@ -331,6 +348,7 @@ export class Client implements ClientContext {
     const { rounds, events } = w.plan;
     const ctrl = w.ctrl;
     let done = 0;
+    let started = 0;
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       const intended = schedule.take();
@@ -357,6 +375,8 @@ export class Client implements ClientContext {
         break;
       }
       if (this.measuring) w.recorder.recordLag(lag, rate.lateUs);
+      if (this.handler?.connectPerEvent === true && started > 0 && !(await this.freshConnection())) break;
+      started++;
       w.active++;
       const outcome = await this.runEvent();
       w.active--;
@@ -412,6 +432,7 @@ export class Client implements ClientContext {
     const handler = this.handler as ClientHandler;
     for (let attempt = 1; ; attempt++) {
       try {
+        this.attempt = attempt;
         if (attempt > 1 || first === undefined) await handler.event();
         else if (first !== OPEN_TX) throw first.error;
         if (this.inTx) {
@@ -447,9 +468,16 @@ export class Client implements ClientContext {
         if (action !== 'stop' || err.matches(w.ignore)) {
           // Out of tries (counted as a failed event, as pgbench does), skipped, or named by --ignore-errors.
           if (this.measuring) w.recorder.recordError(seen, true);
+          handler.failed?.(err);
           return 'failed';
         }
         if (this.measuring) w.recorder.recordError(seen, false);
+        if (handler.abortOnError === true) {
+          // pgbench's rule: the client that hit it stops, the others go on
+          this.stats.aborted = true;
+          this.stats.abortReason = `${err.code}: ${err.message}`;
+          return 'stop';
+        }
         if (w.fatal === undefined) w.fatal = err;
         this.stats.aborted = true;
         this.stats.abortReason = `${err.code}: ${err.message}`;
@@ -457,6 +485,31 @@ export class Client implements ClientContext {
         return 'stop';
       }
     }
+  }
+
+  /**
+   * A new connection for the next event (`connectPerEvent`, pgbench -C): close the old one, open another, and
+   * record the time both took. False when it cannot connect: the client is then aborted.
+   */
+  private async freshConnection(): Promise<boolean> {
+    const t0 = nowUs();
+    await this.conn.close().catch(() => {});
+    this.prepared = [];
+    this.inTx = false;
+    try {
+      this.conn = await this.dbDriver.connect(this.target, {
+        connectTimeoutMs: this.w.plan.connectTimeoutMs,
+        load: true,
+      });
+    } catch (e) {
+      const err = asDbError(e);
+      if (this.measuring) this.w.recorder.recordError(err, false);
+      this.stats.aborted = true;
+      this.stats.abortReason = `could not connect for the next event: ${err.code}: ${err.message}`;
+      return false;
+    }
+    if (this.measuring) this.w.recorder.connected(nowUs() - t0);
+    return true;
   }
 
   /** Re-establish the connection with jittered exponential back-off until the reconnect deadline. */

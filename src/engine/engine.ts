@@ -60,6 +60,11 @@ export interface EngineOutcome {
   stuckWorkers: number;
   /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
   rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
+  /** The workload's own counters and timed steps. */
+  counters: Map<string, number>;
+  steps: Map<string, { count: number; hist: Histogram }>;
+  /** Connections opened for events (`connectPerEvent`), in µs; empty otherwise. */
+  eventConnects: Histogram;
 }
 
 export interface EngineHooks {
@@ -152,6 +157,9 @@ export class Engine {
     const errors = new Map<string, ErrorCount>();
     let retries = 0;
     let reconnects = 0;
+    const counters = new Map<string, number>();
+    const steps = new Map<string, { count: number; hist: Histogram }>();
+    const eventConnects = mergingHistogram();
     const lag = { hist: mergingHistogram(), late: 0, dropped: 0 };
     const points: IntervalPoint[] = [];
     let emitted = -1;
@@ -210,6 +218,17 @@ export class Engine {
         if (acc) acc.count += e.count;
         else errors.set(key, { ...e });
       }
+      for (const [k, v] of Object.entries(s.counters ?? {})) counters.set(k, (counters.get(k) ?? 0) + v);
+      for (const st of s.steps ?? []) {
+        let acc = steps.get(st.name);
+        if (acc === undefined) {
+          acc = { count: 0, hist: mergingHistogram() };
+          steps.set(st.name, acc);
+        }
+        acc.count += st.count;
+        acc.hist.add(decodeHistogram(st.hist));
+      }
+      if (s.connectHist) eventConnects.add(decodeHistogram(s.connectHist));
     };
 
     const interval = (idx: number): IntervalAcc => {
@@ -272,6 +291,10 @@ export class Engine {
             p.rate_queue = (p.rate_queue ?? 0) + s.queue;
             p.rate_concurrency = (p.rate_concurrency ?? 0) + (s.concurrency ?? 0);
           }
+          for (const [k, v] of Object.entries(s.counters ?? {})) {
+            p.counters ??= {};
+            p.counters[k] = (p.counters[k] ?? 0) + v;
+          }
         }
         const startS = idx * plan.reportIntervalS;
         // The last interval ends where the measured part ended.
@@ -285,8 +308,10 @@ export class Engine {
         p.p95_ms = percentileMs(stmt, 95);
         p.event_p95_ms = percentileMs(ev, 95);
         if (ev.totalCount > 0) {
-          const { min: _min, mean: _mean, stddev: _sd, ...pcts } = summarize(ev);
+          const { min: _min, mean, stddev, ...pcts } = summarize(ev);
           p.event_latency_ms = pcts;
+          p.event_mean_ms = mean;
+          p.event_stddev_ms = stddev;
           if (plan.percentile !== undefined && plan.percentile > 0) {
             p.event_percentile_ms = percentileMs(ev, plan.percentile);
           }
@@ -482,6 +507,9 @@ export class Engine {
         fatal: fatalErr,
         stuckWorkers: stuck,
         rate: plan.rate ? { lagHist: lag.hist, late: lag.late, dropped: lag.dropped } : undefined,
+        counters,
+        steps,
+        eventConnects,
       };
     } finally {
       await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));

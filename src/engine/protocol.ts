@@ -104,6 +104,11 @@ export interface CounterSnapshot {
   late?: number;
   queue?: number;
   concurrency?: number;
+  /** The workload's own counters and timed steps (`ClientContext.count`, `step`). */
+  counters?: Record<string, number>;
+  steps?: { name: string; count: number; hist: string }[];
+  /** Connections opened for events (`connectPerEvent`): the time to close the old one and open the new. */
+  connectHist?: string;
 }
 
 export interface IntervalMessage extends CounterSnapshot {

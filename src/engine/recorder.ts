@@ -30,6 +30,9 @@ export class Recorder {
   /** Rate mode only: how late events started against their schedule. */
   private lagHist: Histogram | undefined;
   private late = 0;
+  private readonly counters = new Map<string, number>();
+  private readonly steps = new Map<string, { hist: Histogram; count: number }>();
+  private connectHist: Histogram | undefined;
 
   /** The slot index of a statement type, created on first use. */
   slotOf(name: string, kind: StatementKind): number {
@@ -76,6 +79,26 @@ export class Recorder {
     this.retries++;
   }
 
+  count(name: string, n: number): void {
+    this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+  }
+
+  step(name: string, us: number): void {
+    let s = this.steps.get(name);
+    if (s === undefined) {
+      s = { hist: recordingHistogram(), count: 0 };
+      this.steps.set(name, s);
+    }
+    s.hist.recordValue(clamp(us));
+    s.count++;
+  }
+
+  /** A connection opened for one event (`connectPerEvent`). */
+  connected(us: number): void {
+    this.connectHist ??= recordingHistogram();
+    this.connectHist.recordValue(clamp(us));
+  }
+
   reconnect(): void {
     this.reconnects++;
   }
@@ -113,6 +136,21 @@ export class Recorder {
       this.lagHist.reset();
       this.late = 0;
     }
+    if (this.counters.size > 0) {
+      snap.counters = Object.fromEntries(this.counters);
+      this.counters.clear();
+    }
+    for (const [name, s] of this.steps) {
+      if (s.count === 0) continue;
+      snap.steps ??= [];
+      snap.steps.push({ name, count: s.count, hist: encodeHistogram(s.hist) });
+      s.hist.reset();
+      s.count = 0;
+    }
+    if (this.connectHist !== undefined && this.connectHist.totalCount > 0) {
+      snap.connectHist = encodeHistogram(this.connectHist);
+      this.connectHist.reset();
+    }
     this.events = 0;
     this.retries = 0;
     this.reconnects = 0;
@@ -124,5 +162,7 @@ export class Recorder {
     for (const s of this.slots) s.hist.destroy();
     this.eventHist.destroy();
     this.lagHist?.destroy();
+    for (const s of this.steps.values()) s.hist.destroy();
+    this.connectHist?.destroy();
   }
 }

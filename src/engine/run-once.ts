@@ -128,6 +128,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
     });
     const groups = workload.groupsOf?.(result);
     if (groups !== undefined) result.groups = groups;
+    workload.extendResult?.(result);
   } finally {
     input.controller.attach(undefined);
     // A probe that started always stops, even when the run failed, so that it restores what it changed.

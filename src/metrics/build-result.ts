@@ -82,6 +82,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       ...(o.plan.rounds !== undefined ? { rounds: o.plan.rounds } : {}),
       warmup_s: o.plan.warmupS,
       report_interval_s: o.plan.reportIntervalS,
+      max_tries: o.plan.maxTries,
     },
     totals: {
       queries,
@@ -131,6 +132,27 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     };
   }
   if (ctx.label !== undefined) result.label = ctx.label;
+  if (o.counters.size > 0) {
+    result.counters = Object.fromEntries([...o.counters].sort((a, b) => a[0].localeCompare(b[0])));
+  }
+  if (o.steps.size > 0) {
+    result.steps = {};
+    for (const [name, s] of [...o.steps].sort((a, b) => a[0].localeCompare(b[0]))) {
+      result.steps[name] = {
+        count: s.count,
+        latency_ms: summarize(s.hist),
+        histogram: encodeHistogram(s.hist),
+      };
+    }
+  }
+  if (o.eventConnects.totalCount > 0) {
+    const h = o.eventConnects;
+    result.event_connects = {
+      count: h.totalCount,
+      total_ms: round((h.mean * h.totalCount) / 1000, 3),
+      latency_ms: summarize(h),
+    };
+  }
   result.sysbench = sysbenchCounts(o);
   const rate = rateResult(o);
   if (rate !== undefined) result.rate = rate;

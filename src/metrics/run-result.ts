@@ -67,6 +67,11 @@ export interface IntervalPoint {
   /** Rate mode, at the end of the interval: events due but not started, and events in progress. */
   rate_queue?: number;
   rate_concurrency?: number;
+  /** Mean and standard deviation of the event latency in the interval, ms (absent when no event finished). */
+  event_mean_ms?: number;
+  event_stddev_ms?: number;
+  /** The workload's own counters in the interval (`ClientContext.count`), when any moved. */
+  counters?: Record<string, number>;
 }
 
 /** sysbench's own counters, computed as sysbench 1.0.20 counts them (see README "sysbench workloads"). */
@@ -191,7 +196,15 @@ export interface RunResult {
   workers: number;
   started_at: string;
   elapsed_s: number;
-  limits: { time_s?: number; events?: number; rounds?: number; warmup_s: number; report_interval_s: number };
+  limits: {
+    time_s?: number;
+    events?: number;
+    rounds?: number;
+    warmup_s: number;
+    report_interval_s: number;
+    /** Tries of an event on a retryable error (`--max-tries`). */
+    max_tries?: number;
+  };
   totals: {
     queries: number;
     events: number;
@@ -218,6 +231,14 @@ export interface RunResult {
   sysbench?: SysbenchCounts;
   /** Open-loop figures, when the run had `--rate`. */
   rate?: RateResult;
+  /** The workload's own counters (`ClientContext.count`), summed over the measured part. */
+  counters?: Record<string, number>;
+  /** The workload's timed steps that are not statements (`ClientContext.step`: pgbench meta-commands, scripts). */
+  steps?: Record<string, { count: number; latency_ms: LatencySummary; histogram: string }>;
+  /** Connections opened for events (`connectPerEvent`, pgbench -C): how many, and the time each took (close + open). */
+  event_connects?: { count: number; total_ms: number; latency_ms: LatencySummary };
+  /** pgbench's own figures of a pgbench script run (src/workload/pgbench/result.ts). */
+  pgbench?: import('../workload/pgbench/result.ts').PgbenchFigures;
   /** `--profile`: server waits, the server's threads, load (src/probe/profile-types.ts). */
   profile?: ProfileData;
   /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */

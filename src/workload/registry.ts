@@ -28,6 +28,13 @@ export function registerBuiltin(name: string, description: string, load: Loader)
 }
 
 for (const b of sysbenchBuiltins) registerBuiltin(b.name, b.description, b.load);
+// pgbench's scripts; its options choose the built-ins and files (see `dbsmack pgbench`)
+registerBuiltin(
+  'pgbench',
+  "pgbench: its built-in scripts (tpcb-like, select-only, simple-update) and script files, with pgbench's options",
+  async () =>
+    (await import('./pgbench/workload.ts')).pgbenchWorkload({ ref: 'pgbench', rawOptions: {}, args: [] }),
+);
 
 export function builtinNames(): { name: string; description: string }[] {
   return [...builtins].map(([name, b]) => ({ name, description: b.description }));
@@ -35,7 +42,7 @@ export function builtinNames(): { name: string; description: string }[] {
 
 /** Is this argument a workload file (as opposed to a built-in name)? */
 export function isWorkloadFile(arg: string): boolean {
-  return arg === '-' || /\.(smack|ts|mts|js|mjs)$/.test(arg) || arg.includes('/');
+  return arg === '-' || /\.(smack|sql|ts|mts|js|mjs)$/.test(arg) || arg.includes('/');
 }
 
 /** Turn the WORKLOAD argument into an absolute reference, checking it exists. */
@@ -44,7 +51,7 @@ export function resolveWorkloadArg(arg: string): string {
   if (!isWorkloadFile(arg)) {
     throw new UsageError(
       `unknown workload '${arg}'`,
-      `built-in workloads: ${[...builtins.keys()].join(', ')}; or give a .smack, .ts or .js file`,
+      `built-in workloads: ${[...builtins.keys()].join(', ')}; or give a .smack, .sql (pgbench script), .ts or .js file`,
     );
   }
   if (arg === '-') return saveStdin();
@@ -74,6 +81,10 @@ function saveStdin(): string {
 let tsxRegistered = false;
 
 export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
+  if (ref.ref === 'pgbench' || ref.ref.endsWith('.sql')) {
+    const { pgbenchWorkload } = await import('./pgbench/workload.ts');
+    return pgbenchWorkload(ref);
+  }
   const b = builtins.get(ref.ref);
   if (b) return b.load();
   if (ref.ref.endsWith('.smack') || ref.ref === '-') {

@@ -60,6 +60,15 @@ export interface ClientContext {
   rollback(): Promise<void>;
   /** Pause this client (not counted as statement latency). */
   sleep(ms: number): Promise<void>;
+  /** 1 on an event's first try; 2, 3 … when the engine runs it again after a retryable error or a reconnect. */
+  readonly attempt: number;
+  /** Add to a counter of the workload's own, summed over the measured part (RunResult `counters`). */
+  count(name: string, n?: number): void;
+  /**
+   * Record the time of a step that is not a statement (a pgbench meta-command, a whole script): RunResult
+   * `steps`, with a histogram like a statement type's, but not counted as queries.
+   */
+  step(name: string, us: number): void;
 }
 
 /** What `client()` returns: the per-client event function and an optional close hook. */
@@ -85,6 +94,15 @@ export interface ClientHandler {
    * run's ignored errors.
    */
   onError?(error: DbError): ErrorAction | undefined;
+  /** The engine gave up on the event (out of tries after restarts, or skipped): it counts as failed. */
+  failed?(error: DbError): void;
+  /**
+   * A fatal error ends only this client, which is counted as aborted, and the others go on (pgbench's rule);
+   * without it a fatal error stops the run.
+   */
+  abortOnError?: boolean;
+  /** Open a new connection for every event (pgbench -C); closing and opening it are timed apart from the event. */
+  connectPerEvent?: boolean;
   close?(): Promise<void> | void;
 }
 
@@ -159,6 +177,8 @@ export interface Workload {
    * instead of stopping the run, like `--ignore-errors` (sysbench's duplicate keys under `--skip-trx`).
    */
   ignoreErrors?(options: Readonly<Record<string, unknown>>): readonly string[];
+  /** Add the workload's own figures to the finished result (pgbench's per-script statistics). */
+  extendResult?(result: import('../metrics/run-result.ts').RunResult): void;
   /** A text layout of its own for `--format text` (a smack file's Query Barrel Report). */
   renderText?(result: import('../metrics/run-result.ts').RunResult, options: { classic?: boolean }): string;
   /** Called once per client in its worker after it connects; declares statements, returns the event function. */

@@ -1,0 +1,401 @@
+/**
+ * One client running pgbench scripts: picks a script by weight, runs its commands with the client's
+ * variables and random state, and keeps pgbench's books (retries restart with the same random numbers,
+ * failures are counted per script and command, any other error aborts this client only).
+ */
+import { execFile } from 'node:child_process';
+import { DbError } from '../../driver/errors.ts';
+import { nowUs } from '../../metrics/clock.ts';
+import type { ClientContext, ClientHandler, Statement } from '../types.ts';
+import type { EvalEnv } from './evaluate.ts';
+import type { PgPrng } from './prng.ts';
+import {
+  atoi,
+  type Command,
+  type MetaCommand,
+  placeholderSql,
+  type QueryMode,
+  type Script,
+  type SqlCommand,
+} from './script.ts';
+import { EvalFailure, type Int, int, normInt, truth } from './value.ts';
+import type { Variables } from './variables.ts';
+
+/** Counter and step names in the RunResult (`counters`, `steps`). */
+export const K = {
+  script: (s: number): string => `pgbench.script.${s}`,
+  failed: (s: number, kind: FailureKind): string => `pgbench.failed.${s}.${kind}`,
+  retried: (s: number): string => `pgbench.retried.${s}`,
+  retries: (s: number): string => `pgbench.retries.${s}`,
+  late: 'pgbench.late',
+  cmdRetries: (type: string): string => `pgbench.command_retries.${type}`,
+  cmdFailures: (type: string): string => `pgbench.command_failures.${type}`,
+};
+
+export type FailureKind = 'serialization' | 'deadlock';
+
+/** pgbench retries serialization failures and deadlocks; dbsmack's other retryable errors count as these too. */
+export function failureKind(e: DbError): FailureKind {
+  return e.code === '40P01' || e.code === '1213' || e.sqlState === '40P01' ? 'deadlock' : 'serialization';
+}
+
+export interface RunnerConfig {
+  scripts: Script[];
+  mode: QueryMode;
+  /** Per-client starting variables (-D and the automatic ones). */
+  vars: Variables;
+  rng: PgPrng;
+  chooseRng: PgPrng;
+  perCommand: boolean;
+  connect: boolean;
+  /** An abort stops the run instead of only this client. */
+  exitOnAbort: boolean;
+  /** -L in µs (0: none). */
+  latencyLimitUs: number;
+}
+
+const execShell = (cmd: string): Promise<{ code: number; stdout: string }> =>
+  new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', cmd], { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      if (stderr) process.stderr.write(stderr);
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 127;
+      resolve({ code, stdout: String(stdout) });
+    });
+  });
+
+/** An error that aborts this client, with pgbench's wording. */
+function abort(message: string, sqlState?: string): DbError {
+  process.stderr.write(`dbsmack: ${message}\n`);
+  return new DbError('fatal', 'PGBENCH_ABORT', message, sqlState);
+}
+
+export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandler {
+  const { scripts, mode, vars, rng } = cfg;
+  const id = ctx.clientId;
+  const totalWeight = scripts.reduce((a, s) => a + s.weight, 0);
+  const statements = new Map<string, Statement>();
+  const sqlText = new Map<SqlCommand, string>();
+  if (mode === 'prepared') {
+    for (const s of scripts)
+      for (const c of s.commands)
+        if (c.kind === 'sql' && c.store === undefined) {
+          statements.set(
+            c.type,
+            ctx.statement(c.type, placeholderSql(c.template, ctx.driver), { prepare: true }),
+          );
+        }
+  }
+  for (const s of scripts)
+    for (const c of s.commands) if (c.kind === 'sql') sqlText.set(c, placeholderSql(c.template, ctx.driver));
+
+  let current = 0;
+  const saved: number[] = rng.save();
+  // one script's latency is the event's, which the engine records; several are timed apart
+  const timed = scripts.length > 1 || cfg.latencyLimitUs > 0;
+  const stepNames = scripts.map((_, i) => K.script(i));
+  let tries = 1;
+  let txStart = 0;
+  /** The command that threw the retryable error of the last try. */
+  let failedCommand: Command | undefined;
+  let inTx = false;
+  let commandNo = 0;
+  /** pgbench counts a script that ends inside a transaction, then aborts the client. */
+  let pendingAbort: DbError | undefined;
+
+  const env: EvalEnv = {
+    vars,
+    rng,
+    debug: (text) => process.stderr.write(`debug(script=${current},command=${commandNo + 1}): ${text}\n`),
+  };
+
+  const choose = (): number => {
+    if (scripts.length === 1) return 0;
+    let w = Number(cfg.chooseRng.rangeUpTo(totalWeight - 1));
+    let i = 0;
+    do {
+      w -= (scripts[i++] as Script).weight;
+    } while (w >= 0);
+    return i - 1;
+  };
+
+  const params = (c: SqlCommand): unknown[] => {
+    const out: unknown[] = [];
+    for (const name of c.template.vars) {
+      const raw = vars.raw(name);
+      out.push(
+        raw !== undefined && raw.t === 'int' && typeof raw.v === 'number' ? raw.v : (vars.text(name) ?? null),
+      );
+    }
+    return out;
+  };
+
+  const substituted = (c: SqlCommand): string => {
+    const { parts, vars: names } = c.template;
+    let s = parts[0] as string;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      s += (vars.text(name) ?? `:${name}`) + parts[i + 1];
+    }
+    return s;
+  };
+
+  const store = (c: SqlCommand, rows: Record<string, unknown>[]): void => {
+    const where = `client ${id} script ${current} command ${c.index} query 0`;
+    if (c.store === 'gset' && rows.length !== 1)
+      throw abort(`${where}: expected one row, got ${rows.length}`);
+    const list = c.store === 'gset' ? rows.slice(-1) : rows;
+    for (const row of list) {
+      for (const [col, v] of Object.entries(row)) {
+        const name = c.prefix + col;
+        try {
+          vars.setText(c.store as string, name, v === null || v === undefined ? '' : String(v));
+        } catch {
+          throw abort(`${where}: error storing into variable ${name}`);
+        }
+      }
+    }
+  };
+
+  /** Send one SQL command; in a pipeline, return its promise instead of waiting for it. */
+  const sql = (c: SqlCommand): Promise<unknown> => {
+    if (c.compound && mode !== 'simple') {
+      // what the server answers to several statements in one extended-protocol message
+      return Promise.reject(
+        new DbError('fatal', '42601', 'cannot insert multiple commands into a prepared statement', '42601'),
+      );
+    }
+    if (c.store !== undefined) {
+      const p =
+        mode === 'simple'
+          ? ctx.all(c.type, substituted(c))
+          : ctx.all(c.type, sqlText.get(c) as string, params(c));
+      return p.then((rows) => store(c, rows));
+    }
+    if (mode === 'simple') return ctx.query(c.type, substituted(c));
+    if (mode === 'extended') return ctx.query(c.type, sqlText.get(c) as string, params(c));
+    return ctx.run(statements.get(c.type) as Statement, params(c));
+  };
+
+  const sqlError = (c: SqlCommand, e: unknown): unknown => {
+    if (!(e instanceof DbError)) return e;
+    if (e.kind === 'retryable' || e.kind === 'reconnect') return e;
+    if (e.code === 'PGBENCH_ABORT') return e;
+    return abort(
+      `client ${id} script ${current} aborted in command ${c.index} query 0: ERROR:  ${e.message}`,
+      e.sqlState,
+    );
+  };
+
+  const metaFailed = (c: MetaCommand, e: unknown): DbError => {
+    if (e instanceof DbError) return e;
+    const why = e instanceof EvalFailure ? e.message : String((e as Error)?.message ?? e);
+    return abort(
+      `client ${id} aborted in command ${c.index} (${c.name}) of script ${current}; ${why === '' ? 'evaluation of meta-command failed' : why}`,
+    );
+  };
+
+  const shellCommand = (c: MetaCommand): string => {
+    const words = c.shell as string[];
+    const argv0 = words[0] as string;
+    let cmd = '';
+    for (const w of words) {
+      let arg: string;
+      if (!w.startsWith(':')) arg = w;
+      else if (w.startsWith('::')) arg = w.slice(1);
+      else {
+        const v = vars.text(w.slice(1));
+        if (v === undefined) throw new EvalFailure(`${argv0}: undefined variable "${w}"`);
+        arg = v;
+      }
+      if (cmd.length + arg.length + (cmd === '' ? 0 : 1) >= 255)
+        throw new EvalFailure(`${argv0}: shell command is too long`);
+      cmd = cmd === '' ? arg : `${cmd} ${arg}`;
+    }
+    return cmd;
+  };
+
+  /** From a false condition: the next \elif that holds, or the \else, or the \endif; returns where to go on. */
+  const onFalse = (cmds: Command[], target: number): number => {
+    let t = target;
+    for (;;) {
+      const c = cmds[t] as MetaCommand;
+      if (c.name !== 'elif') return t + 1;
+      commandNo = c.index;
+      if (truth((c.expr as NonNullable<MetaCommand['expr']>)(env))) return t + 1;
+      t = c.onFalse as number;
+    }
+  };
+
+  const meta = async (
+    c: MetaCommand,
+    cmds: Command[],
+    pc: number,
+    pipeline: Promise<unknown>[] | undefined,
+  ): Promise<number> => {
+    switch (c.name) {
+      case 'set':
+        vars.set('set', c.variable as string, (c.expr as NonNullable<MetaCommand['expr']>)(env));
+        return pc + 1;
+      case 'if':
+        return truth((c.expr as NonNullable<MetaCommand['expr']>)(env))
+          ? pc + 1
+          : onFalse(cmds, c.onFalse as number);
+      case 'elif':
+      case 'else':
+        // reached from the end of a branch that ran: skip to the \endif
+        return (c.toEnd as number) + 1;
+      case 'endif':
+        return pc + 1;
+      case 'sleep': {
+        const { value, factor } = c.sleep as NonNullable<MetaCommand['sleep']>;
+        let n: number;
+        if (typeof value === 'number') n = value;
+        else {
+          const t = vars.text(value);
+          if (t === undefined) throw new EvalFailure(`sleep: undefined variable "${value}"`);
+          n = atoi(t);
+          if (n === 0 && !/^[0-9]/.test(t))
+            throw new EvalFailure(`sleep: invalid sleep time "${t}" for variable "${value}"`);
+        }
+        const us = n * factor;
+        if (us > 0) await ctx.sleep(us / 1000);
+        return pc + 1;
+      }
+      case 'shell': {
+        const r = await execShell(shellCommand(c));
+        if (r.stdout) process.stderr.write(r.stdout);
+        if (r.code !== 0) throw new EvalFailure('shell: could not launch shell command');
+        return pc + 1;
+      }
+      case 'setshell': {
+        const r = await execShell(shellCommand(c));
+        const first = (r.stdout.split('\n')[0] ?? '').slice(0, 63);
+        const m = /^\s*([+-]?\d+)\s*$/.exec(first);
+        if (r.stdout === '') throw new EvalFailure('setshell: could not read result of shell command');
+        if (m === null)
+          throw new EvalFailure(`setshell: shell command must return an integer (not "${first}")`);
+        const v = BigInt.asIntN(32, BigInt(m[1] as string));
+        vars.set('setshell', c.variable as string, int(normInt(v) as Int));
+        return pc + 1;
+      }
+      default:
+        void pipeline;
+        return pc + 1;
+    }
+  };
+
+  const runScript = async (s: Script): Promise<void> => {
+    const cmds = s.commands;
+    const n = cmds.length;
+    let pipeline: Promise<unknown>[] | undefined;
+    let pc = 0;
+    while (pc < n) {
+      const c = cmds[pc] as Command;
+      commandNo = c.index;
+      if (c.kind === 'sql') {
+        if (pipeline !== undefined) {
+          if (c.store !== undefined) {
+            throw abort(
+              `client ${id} aborted in command ${c.index} (${c.store}) of script ${current}; \\${c.store} is not allowed in pipeline mode`,
+            );
+          }
+          const p = sql(c).catch((e: unknown) => {
+            throw sqlError(c, e);
+          });
+          p.catch(() => {});
+          pipeline.push(p);
+        } else {
+          try {
+            await sql(c);
+          } catch (e) {
+            failedCommand = c;
+            throw sqlError(c, e);
+          }
+        }
+        if (c.tx === 'begin') inTx = true;
+        else if (c.tx === 'end') inTx = false;
+        pc++;
+        continue;
+      }
+      const t0 = cfg.perCommand ? nowUs() : 0;
+      try {
+        if (c.name === 'startpipeline') {
+          if (mode === 'simple')
+            throw new EvalFailure('cannot use pipeline mode with the simple query protocol');
+          if (pipeline !== undefined) throw new EvalFailure('already in pipeline mode');
+          pipeline = [];
+          pc++;
+        } else if (c.name === 'syncpipeline') {
+          if (pipeline === undefined) throw new EvalFailure('not in pipeline mode');
+          pc++;
+        } else if (c.name === 'endpipeline') {
+          if (pipeline === undefined) throw new EvalFailure('not in pipeline mode');
+          const results = await Promise.allSettled(pipeline);
+          pipeline = undefined;
+          const bad = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+          if (bad !== undefined) {
+            failedCommand = c;
+            throw bad.reason;
+          }
+          pc++;
+        } else pc = await meta(c, cmds, pc, pipeline);
+      } catch (e) {
+        if (e instanceof DbError && (e.kind !== 'fatal' || e.code === 'PGBENCH_ABORT')) throw e;
+        throw metaFailed(c, e);
+      }
+      if (cfg.perCommand) ctx.step(c.type, nowUs() - t0);
+    }
+    if (pipeline !== undefined) throw abort(`client ${id} aborted: end of script reached with pipeline open`);
+  };
+
+  return {
+    abortOnError: !cfg.exitOnAbort,
+    connectPerEvent: cfg.connect,
+    async event() {
+      if (pendingAbort !== undefined) throw pendingAbort;
+      if (ctx.attempt > 1) {
+        // a retry: the same script with the same random numbers
+        rng.restore(saved);
+        if (tries === 1) ctx.count(K.retried(current));
+        tries++;
+        ctx.count(K.retries(current));
+        if (failedCommand !== undefined && cfg.perCommand) ctx.count(K.cmdRetries(failedCommand.type));
+      } else {
+        current = choose();
+        rng.saveTo(saved);
+        tries = 1;
+        if (timed) txStart = nowUs();
+      }
+      failedCommand = undefined;
+      try {
+        await runScript(scripts[current] as Script);
+      } catch (e) {
+        if (e instanceof DbError && e.kind === 'retryable' && inTx) {
+          inTx = false;
+          try {
+            await ctx.rollback();
+          } catch (r) {
+            throw abort(
+              `client ${id} aborted while rolling back the transaction after an error; ${(r as Error).message}`,
+            );
+          }
+        }
+        throw e;
+      }
+      if (timed) {
+        const us = nowUs() - txStart;
+        if (scripts.length > 1) ctx.step(stepNames[current] as string, us);
+        if (cfg.latencyLimitUs > 0 && us > cfg.latencyLimitUs) ctx.count(K.late);
+      }
+      if (inTx) {
+        pendingAbort = abort(
+          `client ${id} aborted: end of script reached without completing the last transaction`,
+        );
+      }
+    },
+    failed(err) {
+      ctx.count(K.failed(current, failureKind(err)));
+      if (failedCommand !== undefined && cfg.perCommand) ctx.count(K.cmdFailures(failedCommand.type));
+    },
+  };
+}

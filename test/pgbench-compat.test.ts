@@ -1,0 +1,481 @@
+/**
+ * `dbsmack pgbench` against the real pgbench 15 on the same PostgreSQL: tables made by either run under
+ * the other; the built-in scripts and a script using every meta-command give the same transaction counts
+ * for the same -c and -t; the reports have pgbench's layout line for line; TPC-B's balances add up; the
+ * random functions give pgbench's values for a seed and pgbench's shapes for another; every expression
+ * of test/fixtures/pgbench/expressions.txt evaluates as in pgbench; -C opens a connection per
+ * transaction (counted on the server); bad scripts fail the way pgbench fails.
+ * Needs the CLI built (`npm run build`), PostgreSQL and pgbench.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { loadDriver } from '../src/driver/index.ts';
+import type { Connection, Target } from '../src/driver/types.ts';
+import { chiSquareTwoSample } from './helpers/chi-square.ts';
+import { runCli, tmpDir } from './helpers/cli.ts';
+import { ownDatabase } from './helpers/own-database.ts';
+import { layout, needPgbench, pgEnv, reportValue, runPgbench } from './helpers/pgbench.ts';
+
+const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'pgbench');
+
+/** pgbench's tables have fixed names: each test makes them in a database of its own. */
+async function setup(t: TestContext): Promise<{ target: Target; conn: Connection } | undefined> {
+  if (!needPgbench(t)) return undefined;
+  const own = await ownDatabase(t, 'postgres', 'pgbench');
+  if (!own) return undefined;
+  const target = own.target;
+  const conn = await (await loadDriver('postgres')).connect(target, { connectTimeoutMs: 5000 });
+  t.after(() => conn.close());
+  return { target, conn };
+}
+
+/** `dbsmack pgbench ARGS` with libpq's variables pointing at the target. */
+function dbsmack(target: Target, args: string[], cwd?: string) {
+  return runCli(['pgbench', ...args], { env: pgEnv(target), ...(cwd ? { cwd } : {}) });
+}
+
+async function one(conn: Connection, sql: string): Promise<string> {
+  const rows = await conn.all(sql);
+  return String(Object.values(rows[0] ?? {})[0]);
+}
+
+/** Every row of the four tables, hashed, and the columns: equal for equal tables. */
+async function tablesDigest(conn: Connection): Promise<string> {
+  const parts: string[] = [];
+  for (const t of ['pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history']) {
+    parts.push(
+      await one(conn, `select count(*) || ':' || coalesce(sum(hashtext(x::text)), 0) from ${t} x`),
+      await one(
+        conn,
+        `select string_agg(column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(character_maximum_length, 0), ',' order by ordinal_position) from information_schema.columns where table_name = '${t}' and table_schema = current_schema()`,
+      ),
+    );
+  }
+  parts.push(
+    await one(
+      conn,
+      "select string_agg(conname || ':' || contype::text, ',' order by conname) from pg_constraint where conrelid::regclass::text like 'pgbench_%'",
+    ),
+  );
+  return parts.join('\n');
+}
+
+test("tables made by dbsmack pgbench -i equal pgbench -i's, and each runs under the other", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const theirs = await runPgbench(s.target, ['-i', '-s', '2', '--foreign-keys']);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  const digestTheirs = await tablesDigest(s.conn);
+  const ours = await dbsmack(s.target, ['-i', '-s', '2', '--foreign-keys']);
+  assert.equal(ours.code, 0, ours.stderr);
+  assert.match(
+    ours.stderr,
+    /^dropping old tables\.\.\.\ncreating tables\.\.\.\ngenerating data \(client-side\)\.\.\.\n/,
+  );
+  assert.match(ours.stderr, /200000 of 200000 tuples \(100%\) done/);
+  assert.match(
+    ours.stderr,
+    /done in \d+\.\d\d s \(drop tables .* s, create tables .* s, client-side generate .* s, vacuum .* s, primary keys .* s, foreign keys .* s\)\./,
+  );
+  assert.equal(await tablesDigest(s.conn), digestTheirs);
+  // pgbench runs on dbsmack's tables
+  const run = await runPgbench(s.target, ['-c', '2', '-t', '10']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(reportValue(run.stdout, 'number of transactions actually processed:'), '20/20');
+  // and dbsmack on pgbench's (server-side generated this time)
+  assert.equal((await runPgbench(s.target, ['-i', '-s', '1', '-I', 'dtGvp'])).code, 0);
+  const back = await dbsmack(s.target, ['-c', '2', '-t', '10', '--no-history']);
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(reportValue(back.stdout, 'number of transactions actually processed:'), '20/20');
+  assert.equal(reportValue(back.stdout, 'scaling factor:'), '1');
+});
+
+test('built-in scripts: the same transaction counts and report layout as pgbench for the same options', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  assert.equal((await runPgbench(s.target, ['-i', '-s', '1', '-q'])).code, 0);
+  const cases: string[][] = [
+    ['-c', '3', '-t', '7'],
+    ['-c', '2', '-t', '5', '-S', '-M', 'prepared', '-r'],
+    ['-c', '2', '-t', '5', '-N', '-M', 'extended', '-r', '--max-tries', '3'],
+    [
+      '-c',
+      '2',
+      '-t',
+      '6',
+      '-b',
+      'tpcb-like@2',
+      '-b',
+      'select-only',
+      '-r',
+      '--failures-detailed',
+      '--max-tries=2',
+    ],
+    ['-c', '2', '-T', '2', '-S', '-P', '1'],
+    ['-c', '2', '-t', '4', '-S', '-C', '-j', '2'],
+    ['-c', '2', '-t', '3', '-S', '-L', '50'],
+  ];
+  for (const args of cases) {
+    const theirs = await runPgbench(s.target, args);
+    const ours = await dbsmack(s.target, [...args, '--no-history']);
+    const what = `pgbench ${args.join(' ')}`;
+    assert.equal(theirs.code, 0, `${what}: ${theirs.stderr}`);
+    assert.equal(ours.code, 0, `${what}: ${ours.stderr}`);
+    if (!args.includes('-T')) {
+      const label = 'number of transactions actually processed:';
+      assert.equal(reportValue(ours.stdout, label), reportValue(theirs.stdout, label), what);
+    }
+    assert.deepEqual(layout(ours.stdout), layout(theirs.stdout), what);
+    assert.match(ours.stdout, /^pgbench \(dbsmack .*, server 15\./, what);
+    if (args.includes('-P'))
+      assert.match(
+        ours.stderr,
+        /^progress: 1\.0 s, \d+\.\d tps, lat \d+\.\d{3} ms stddev \d+\.\d{3}, 0 failed$/m,
+      );
+    assert.match(ours.stderr, /starting vacuum\.\.\.end\./);
+  }
+});
+
+test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches equal the sum of the history', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
+  assert.equal(init.code, 0, init.stderr);
+  const run = await dbsmack(s.target, ['-c', '4', '-j', '2', '-t', '40', '-M', 'prepared', '--no-history']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(reportValue(run.stdout, 'number of transactions actually processed:'), '160/160');
+  assert.equal(await one(s.conn, 'select count(*) from pgbench_history'), '160');
+  const history = await one(s.conn, 'select sum(delta) from pgbench_history');
+  assert.notEqual(history, '0');
+  assert.equal(await one(s.conn, 'select sum(abalance) from pgbench_accounts'), history);
+  assert.equal(await one(s.conn, 'select sum(tbalance) from pgbench_tellers'), history);
+  assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
+});
+
+test("a script with every meta-command gives pgbench's transaction counts in every query mode", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  assert.equal((await runPgbench(s.target, ['-i', '-s', '1', '-I', 'dtGp'])).code, 0);
+  const dir = tmpDir();
+  const file = path.join(dir, 'every.sql');
+  writeFileSync(
+    file,
+    [
+      '-- every meta-command pgbench has',
+      '\\set n random(1, 10)',
+      '\\set half :n / 2',
+      '\\if :n > 5',
+      '  \\set big 1',
+      '\\elif :n > 2',
+      '  \\set big 2',
+      '\\else',
+      '  \\set big 3',
+      '\\endif',
+      '\\sleep 1 ms',
+      '\\sleep :n us',
+      'SELECT :n AS n, :big AS big, :half * 2 AS twice \\gset p_',
+      'SELECT 1 AS one \\aset',
+      '\\setshell shellv echo 7',
+      '\\shell true',
+      '\\if :p_n = :n and :one = 1 and :shellv = 7',
+      '  SELECT 1;',
+      '\\else',
+      '  SELECT 1/0;',
+      '\\endif',
+      'BEGIN;',
+      'SELECT abalance FROM pgbench_accounts WHERE aid = :n;',
+      'END;',
+      '',
+    ].join('\n'),
+  );
+  const pipelined = path.join(dir, 'pipeline.sql');
+  writeFileSync(
+    pipelined,
+    '\\set n random(1, 10)\n\\startpipeline\nSELECT :n;\nSELECT :n + 1;\n\\endpipeline\n',
+  );
+  for (const mode of ['simple', 'extended', 'prepared']) {
+    for (const f of mode === 'simple' ? [file] : [file, pipelined]) {
+      const args = ['-n', '-c', '2', '-t', '9', '-M', mode, '-f', f];
+      const theirs = await runPgbench(s.target, args);
+      const ours = await dbsmack(s.target, [...args, '--allow-shell', '--no-history']);
+      assert.equal(theirs.code, 0, theirs.stderr);
+      assert.equal(ours.code, 0, ours.stderr);
+      const label = 'number of transactions actually processed:';
+      assert.equal(reportValue(ours.stdout, label), '18/18', `${mode} ${f}`);
+      assert.equal(reportValue(theirs.stdout, label), '18/18');
+      assert.deepEqual(layout(ours.stdout), layout(theirs.stdout));
+    }
+  }
+  // pgbench aborts a pipeline under the simple protocol; so does dbsmack
+  const simple = await dbsmack(s.target, ['-n', '-c', '1', '-t', '2', '-f', pipelined, '--no-history']);
+  assert.equal(simple.code, 4);
+  assert.match(
+    simple.stderr,
+    /client 0 aborted in command 1 \(startpipeline\) of script 0; cannot use pipeline mode with the simple query protocol/,
+  );
+  assert.equal(reportValue(simple.stdout, 'number of transactions actually processed:'), '0/2');
+});
+
+/** The `debug(...)` lines of a run, in order. */
+const debugLines = (stderr: string): string[] => stderr.split('\n').filter((l) => l.startsWith('debug('));
+
+test("random functions: pgbench's values for the same --random-seed, pgbench's shapes for another", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const dir = tmpDir();
+  const exact = path.join(dir, 'exact.sql');
+  const fns = [
+    'random(1, 1000000)',
+    'random_exponential(1, 1000, 2.5)',
+    'random_gaussian(-100, 100, 2.5)',
+    'random_zipfian(1, 1000, 1.07)',
+    'random(-4000000000000000000, 4000000000000000000)',
+    'hash(:aid)',
+    'permute(:aid, 1000, :client_id)',
+  ];
+  writeFileSync(
+    exact,
+    `\\set aid random(1, 1000)\n${fns.map((f, i) => `\\set x${i} debug(${f})`).join('\n')}\n`,
+  );
+  const args = ['-n', '-c', '3', '-t', '20', '--random-seed=12345', '-f', exact];
+  const theirs = await runPgbench(s.target, args);
+  const ours = await dbsmack(s.target, [...args, '--no-history']);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  assert.equal(ours.code, 0, ours.stderr);
+  assert.equal(debugLines(ours.stderr).length, 3 * 20 * fns.length);
+  // pgbench interleaves its clients; compare each client's sequence, which depends only on the seed
+  const sorted = (l: string[]): string[] => [...l].sort();
+  assert.deepEqual(sorted(debugLines(ours.stderr)), sorted(debugLines(theirs.stderr)));
+
+  const shapes: [string, number, number][] = [
+    ['random(1, 50)', 1, 50],
+    ['random_exponential(1, 50, 3)', 1, 50],
+    ['random_gaussian(1, 50, 2.5)', 1, 50],
+    ['random_zipfian(1, 50, 1.5)', 1, 50],
+  ];
+  for (const [fn, lo, hi] of shapes) {
+    const f = path.join(dir, 'shape.sql');
+    writeFileSync(f, `\\set x debug(${fn})\n`);
+    const n = 20000;
+    const a = await runPgbench(s.target, ['-n', '-t', String(n), '--random-seed=1', '-f', f]);
+    const b = await dbsmack(s.target, ['-n', '-t', String(n), '--random-seed=2', '-f', f, '--no-history']);
+    const counts = (stderr: string): number[] => {
+      const c = new Array<number>(hi - lo + 1).fill(0);
+      for (const l of debugLines(stderr)) {
+        const v = Number(l.slice(l.lastIndexOf(' ') + 1));
+        c[v - lo] = (c[v - lo] as number) + 1;
+      }
+      return c;
+    };
+    const ca = counts(a.stderr);
+    const cb = counts(b.stderr);
+    assert.equal(
+      ca.reduce((x, y) => x + y, 0),
+      n,
+    );
+    assert.equal(
+      cb.reduce((x, y) => x + y, 0),
+      n,
+    );
+    const fit = chiSquareTwoSample(ca, cb);
+    assert.ok(
+      fit.p > 0.001,
+      `${fn}: pgbench and dbsmack differ, chi-square ${fit.stat.toFixed(1)} on ${fit.df} df, p = ${fit.p}`,
+    );
+  }
+});
+
+test('every expression of the fixture evaluates as in pgbench, errors included', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const dir = tmpDir();
+  const exprs = readFileSync(path.join(FIXTURES, 'expressions.txt'), 'utf8').split('\n').filter(Boolean);
+  const f = path.join(dir, 'e.sql');
+  const result = async (which: 'pgbench' | 'dbsmack', e: string): Promise<string> => {
+    writeFileSync(f, `\\set x debug(${e})\n`);
+    const r =
+      which === 'pgbench'
+        ? await runPgbench(s.target, ['-n', '-t', '1', '-f', f])
+        : await dbsmack(s.target, ['-n', '-t', '1', '-f', f, '--no-history']);
+    const d = debugLines(r.stderr)[0];
+    if (d !== undefined) return d;
+    // pgbench: "pgbench: error: MESSAGE" then "client 0 aborted …"; dbsmack: "client 0 aborted …; MESSAGE"
+    const m =
+      which === 'pgbench'
+        ? /pgbench: error: (?!client)(.*)/.exec(r.stderr)
+        : /aborted in command 0 \(set\) of script 0; (.*)/.exec(r.stderr);
+    return `error: ${m?.[1] ?? r.stderr}`;
+  };
+  // the ones that evaluate go in one script each side; the errors one run each
+  const ok: string[] = [];
+  for (const e of exprs) {
+    const theirs = await result('pgbench', e);
+    if (theirs.startsWith('error: ')) assert.equal(await result('dbsmack', e), theirs, e);
+    else ok.push(e);
+  }
+  writeFileSync(f, `${ok.map((e, i) => `\\set x${i} debug(${e})`).join('\n')}\n`);
+  const theirs = await runPgbench(s.target, ['-n', '-t', '1', '--random-seed=3', '-f', f]);
+  const ours = await dbsmack(s.target, ['-n', '-t', '1', '--random-seed=3', '-f', f, '--no-history']);
+  assert.deepEqual(debugLines(ours.stderr), debugLines(theirs.stderr));
+  assert.ok(ok.length > 60 && ok.length < exprs.length);
+});
+
+test('-C opens a new connection for every transaction, as pgbench does (counted on the server)', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  await s.conn.query('drop table if exists dbsmack_conn_log');
+  await s.conn.query('create table dbsmack_conn_log(pid int, started timestamptz)');
+  t.after(() => s.conn.query('drop table if exists dbsmack_conn_log').catch(() => {}));
+  const f = path.join(tmpDir(), 'conn.sql');
+  writeFileSync(
+    f,
+    'INSERT INTO dbsmack_conn_log SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid();\n',
+  );
+  const sessions = () => one(s.conn, 'select count(distinct (pid, started)) from dbsmack_conn_log');
+  for (const [args, expected] of [
+    [['-C', '-c', '2', '-t', '5'], '10'],
+    [['-c', '2', '-t', '5'], '2'],
+  ] as const) {
+    await s.conn.query('truncate dbsmack_conn_log');
+    const theirs = await runPgbench(s.target, ['-n', ...args, '-f', f]);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    assert.equal(await sessions(), expected, `pgbench ${args.join(' ')}`);
+    await s.conn.query('truncate dbsmack_conn_log');
+    const ours = await dbsmack(s.target, ['-n', ...args, '-f', f, '--no-history']);
+    assert.equal(ours.code, 0, ours.stderr);
+    assert.equal(await sessions(), expected, `dbsmack pgbench ${args.join(' ')}`);
+    if (args[0] === '-C')
+      assert.match(
+        ours.stdout,
+        /^average connection time = \d+\.\d{3} ms\ntps = \d+\.\d{6} \(including reconnection times\)$/m,
+      );
+  }
+});
+
+test('serialization failures are retried up to --max-tries and counted as pgbench counts them', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  assert.equal((await runPgbench(s.target, ['-i', '-s', '1', '-I', 'dtGp'])).code, 0);
+  const f = path.join(tmpDir(), 'conflict.sql');
+  // four clients update one row in repeatable read, with a pause in between: most overlap and conflict
+  writeFileSync(
+    f,
+    'BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT abalance FROM pgbench_accounts WHERE aid = 1;\n\\sleep 2 ms\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1;\nEND;\n',
+  );
+  const once = await dbsmack(s.target, [
+    '-n',
+    '-c',
+    '4',
+    '-t',
+    '15',
+    '-f',
+    f,
+    '-r',
+    '--failures-detailed',
+    '--no-history',
+  ]);
+  assert.equal(once.code, 0, once.stderr);
+  const processed = Number(
+    reportValue(once.stdout, 'number of transactions actually processed:')?.split('/')[0],
+  );
+  const failed = Number(reportValue(once.stdout, 'number of failed transactions:')?.split(' ')[0]);
+  assert.ok(failed > 0, once.stdout);
+  assert.equal(processed + failed, 60);
+  assert.equal(
+    reportValue(once.stdout, 'number of serialization failures:'),
+    reportValue(once.stdout, 'number of failed transactions:'),
+  );
+  // the per-command failures are on the UPDATE
+  assert.match(once.stdout, new RegExp(`^ +\\d+\\.\\d{3} +${failed}  UPDATE pgbench_accounts`, 'm'));
+  const retried = await dbsmack(s.target, [
+    '-n',
+    '-c',
+    '4',
+    '-t',
+    '15',
+    '-f',
+    f,
+    '--max-tries=1000',
+    '--no-history',
+  ]);
+  assert.equal(retried.code, 0, retried.stderr);
+  assert.equal(reportValue(retried.stdout, 'number of transactions actually processed:'), '60/60');
+  assert.equal(reportValue(retried.stdout, 'number of failed transactions:'), '0 (0.000%)');
+  assert.ok(Number(reportValue(retried.stdout, 'total number of retries:')) > 0, retried.stdout);
+  assert.equal(
+    await one(s.conn, 'select abalance from pgbench_accounts where aid = 1'),
+    String(60 + processed),
+  );
+});
+
+test('bad scripts: stopped before the run where pgbench stops them, clients aborted where pgbench aborts them', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const bad = path.join(FIXTURES, 'bad');
+  for (const f of readdirSync(bad).filter((x) => x.endsWith('.sql') && x !== 'shell-not-allowed.sql')) {
+    const file = path.join(bad, f);
+    const expect = /^-- expect (\d+):(\d+) /m.exec(readFileSync(file, 'utf8'));
+    const theirs = await runPgbench(s.target, ['-n', '-t', '1', '-f', file]);
+    const ours = await dbsmack(s.target, ['-n', '-t', '1', '-f', file, '--no-history']);
+    assert.equal(theirs.code, 1, `${f}: pgbench accepted it`);
+    assert.equal(theirs.stdout.includes('transaction type'), false, `${f}: pgbench ran it`);
+    assert.equal(ours.code, 2, `${f}: ${ours.stderr}`);
+    assert.equal(ours.stdout, '');
+    assert.ok(ours.stderr.includes(`${file}:${expect?.[1]}:${expect?.[2]}: `), `${f}: ${ours.stderr}`);
+    // pgbench names the same line where it names one (for \gset it names where its scanner got to)
+    const line = /\.sql:(\d+): /.exec(theirs.stderr)?.[1];
+    if (line !== undefined && !theirs.stderr.includes('\\gset')) {
+      assert.equal(line, expect?.[1], `${f}: pgbench said ${theirs.stderr}`);
+    }
+  }
+  const dir = tmpDir();
+  // [script, what dbsmack says, what pgbench says, transactions processed before the abort]
+  const runtime: [string, RegExp, RegExp, string][] = [
+    [
+      '\\set x :nope + 1\n',
+      /client 0 aborted in command 0 \(set\) of script 0; undefined variable "nope"/,
+      /undefined variable "nope"/,
+      '0/2',
+    ],
+    [
+      '\\set x 1 / 0\n',
+      /client 0 aborted in command 0 \(set\) of script 0; division by zero/,
+      /division by zero/,
+      '0/2',
+    ],
+    [
+      'SELECT 1 AS a WHERE false \\gset\n',
+      /client 0 script 0 command 0 query 0: expected one row, got 0/,
+      /client 0 script 0 command 0 query 0: expected one row, got 0/,
+      '0/2',
+    ],
+    ['SELECT 1 AS a UNION SELECT 2 \\gset\n', /expected one row, got 2/, /expected one row, got 2/, '0/2'],
+    [
+      'BEGIN;\nSELECT 1;\n',
+      /client 0 aborted: end of script reached without completing the last transaction/,
+      /client 0 aborted: end of script reached without completing the last transaction/,
+      '1/2',
+    ],
+    [
+      'SELECT nosuchcolumn;\n',
+      /client 0 script 0 aborted in command 0 query 0: ERROR: {2}column "nosuchcolumn" does not exist/,
+      /client 0 script 0 aborted in command 0 query 0: ERROR: {2}column "nosuchcolumn" does not exist/,
+      '0/2',
+    ],
+  ];
+  for (const [script, ourMessage, theirMessage, processed] of runtime) {
+    const file = path.join(dir, 'r.sql');
+    writeFileSync(file, script);
+    const theirs = await runPgbench(s.target, ['-n', '-t', '2', '-f', file]);
+    const ours = await dbsmack(s.target, ['-n', '-t', '2', '-f', file, '--no-history']);
+    assert.equal(theirs.code, 2, script);
+    assert.equal(ours.code, 4, `${script}: ${ours.stderr}`);
+    assert.match(ours.stderr, ourMessage);
+    assert.match(theirs.stderr, theirMessage, `${script}: pgbench said ${theirs.stderr}`);
+    assert.equal(reportValue(theirs.stdout, 'number of transactions actually processed:'), processed);
+    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
+    assert.match(ours.stderr, /Run was aborted; the above results are incomplete\./);
+  }
+});

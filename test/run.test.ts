@@ -140,7 +140,7 @@ test('time limit with warm-up: warm-up is run but not counted; the timeline cove
   assert.equal(res.status, 'complete');
   assert.deepEqual(
     res.limits,
-    { time_s: 1.5, warmup_s: 0.5, report_interval_s: 0.5 },
+    { time_s: 1.5, warmup_s: 0.5, report_interval_s: 0.5, max_tries: 10 },
     'the limits the run was given',
   );
   // The measured part ends at its deadline: events still running then count, their time after it does not.

@@ -137,6 +137,20 @@ export function closeNative(id: number, inFlightRequest: boolean): void {
   if (inFlightRequest) inFlight--;
 }
 
+/**
+ * Called around each batch of completions: `begin` before the first is handed over, `end` once every promise
+ * reaction of the batch has run (the next `setImmediate`, queued before the pump's own). The engine defers
+ * its interval flushes to `end` (engine/io.ts): inside a batch, one client's statement and the end of its
+ * event are separated by other clients' reactions, and a flush between them would split the pair.
+ */
+let batchHooks: { begin(): void; end(): void } | undefined;
+
+export function setBatchHooks(hooks: { begin(): void; end(): void } | undefined): void {
+  batchHooks = hooks;
+}
+
+const endBatch = (): void => batchHooks?.end();
+
 /** Wake-ups (epoch ms) clients asked for, unordered; the pump does not block past the earliest. */
 const wakes: number[] = [];
 
@@ -164,6 +178,10 @@ function pump(): void {
   scheduled = false;
   if (inFlight <= 0) return;
   const n = (addon as Addon).wait(untilWake(MAX_BLOCK_MS), results);
+  if (n > 0 && batchHooks !== undefined) {
+    batchHooks.begin();
+    setImmediate(endBatch);
+  }
   for (let i = 0; i < n; i++) {
     const o = 4 * i;
     const sink = sinks[results[o] as number];

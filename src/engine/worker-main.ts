@@ -14,6 +14,7 @@ import { loadWorkload } from '../workload/registry.ts';
 import type { Workload } from '../workload/types.ts';
 import { Client, type WorkerState } from './client.ts';
 import { connectAll } from './connect-all.ts';
+import { batchedFlush } from './io.ts';
 import type {
   DoneMessage,
   FromWorker,
@@ -73,7 +74,7 @@ async function onInit(m: InitMessage): Promise<void> {
       workerIndex: m.workerIndex,
       idx: 0,
       intervalUs: plan.reportIntervalS * 1e6,
-      flush: (now: number) => flush(now),
+      flush: batchedFlush(flush, nowUs),
     };
     state = s;
     phase = 'connect';

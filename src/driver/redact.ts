@@ -14,11 +14,15 @@ export function registerSecret(secret: string | undefined): void {
   }
 }
 
-/** Replace every registered secret, and the password part of any URL, with `***`. */
+/**
+ * Replace every registered secret, and the password part of any URL, with `***`. Secrets go first (a
+ * password may itself look like part of a URL); the URL's password runs up to the last `@` before the next
+ * white space or quote, as a password may hold unencoded `@`.
+ */
 export function redactSecrets(text: string): string {
-  let out = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)([^@\s]*)@/gi, '$1***@');
+  let out = text;
   for (const s of secrets) {
     if (out.includes(s)) out = out.split(s).join('***');
   }
-  return out;
+  return out.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s'"]*:)([^\s'"]*)@/gi, '$1***@');
 }

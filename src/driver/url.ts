@@ -16,9 +16,20 @@ const SCHEMES: Record<string, DriverName> = {
   pg: 'postgres',
 };
 
-/** The URL as typed with its password masked; safe for error messages about a URL that failed to parse. */
+/**
+ * The URL as typed with its password masked, for error messages about a URL that failed to parse (or is
+ * about to be). Everything from the first `:` of the user information to the last `@` of the whole text is
+ * masked: a password may hold unencoded `@`, `/`, `?` or `#`, and a URL that failed to parse may have been
+ * cut anywhere. Over-masking a malformed URL is fine; showing a byte of its password is not.
+ */
 export function redactUrlText(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  const from = scheme ? scheme[0].length : 0;
+  const colon = url.indexOf(':', from);
+  if (colon < 0 || colon > at) return url;
+  return `${url.slice(0, colon + 1)}***${url.slice(at)}`;
 }
 
 /**
@@ -39,24 +50,46 @@ export function parseTarget(url: string, env: NodeJS.ProcessEnv = process.env): 
   if (driver === 'sqlite') return parseSqlite(url, scheme as string);
 
   // Parsed by hand rather than with WHATWG URL: libpq accepts an empty host (`postgres://u@/db?host=/sock`).
-  const m2 =
-    /^[a-z][a-z0-9+.-]*:\/\/(?:([^@/?#]*)@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?(\/[^?#]*)?(?:\?([^#]*))?$/i.exec(
-      url,
-    );
-  if (m2 === null) {
+  // As in WHATWG URL, the authority ends at the first '/', '?' or '#', and the user information runs up to
+  // its last '@': a password may hold unencoded '@' and ':' (only the first ':' splits user and password).
+  const start = (/^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '').length;
+  const authEnd = url.slice(start).search(/[/?#]/);
+  const authority = start === 0 ? '' : url.slice(start, authEnd < 0 ? url.length : start + authEnd);
+  const tail = start === 0 ? url : url.slice(start + authority.length);
+  const encodeHint =
+    'percent-encode the special characters of the user name and password: / as %2F, ? as %3F, # as %23, @ as %40, % as %25';
+  // An '@' after the authority means a password with an unencoded '/', '?' or '#' (a database name or
+  // socket path that holds '@' is written %40): refuse rather than connect somewhere else, or echo the
+  // password as a host, port or database name.
+  if (start > 0 && tail.includes('@')) {
     throw new UsageError(
-      `malformed database URL '${redactUrlText(url)}'`,
-      'expected a URL like postgres://bench@127.0.0.1:5432/test or mysql://root@localhost/test?socket=/run/mysqld/mysqld.sock (percent-encode special characters)',
+      `malformed database URL '${redactUrlText(url)}': '@' after the host part`,
+      encodeHint,
     );
   }
-  const [, userinfo, hostPart, portPart, pathPart, query] = m2;
+  const at = authority.lastIndexOf('@');
+  const userinfo = at >= 0 ? authority.slice(0, at) : undefined;
+  const hostport = authority.slice(at + 1);
+  const hp = /^(\[[^\]]*\]|[^:[\]]*)(?::([^:]*))?$/.exec(hostport);
+  const pq = /^(\/[^?#]*)?(?:\?([^#]*))?$/.exec(tail);
+  if (start === 0 || hp === null || pq === null) {
+    throw new UsageError(
+      `malformed database URL '${redactUrlText(url)}'`,
+      `expected a URL like postgres://bench@127.0.0.1:5432/test or mysql://root@localhost/test?socket=/run/mysqld/mysqld.sock (${encodeHint})`,
+    );
+  }
+  const [, hostPart, portPart] = hp;
+  const [, pathPart, query] = pq;
+  // The typed form of the password is a secret too (from the start: the errors below may show the URL).
+  const typedPassword = userinfo?.includes(':') ? userinfo.slice(userinfo.indexOf(':') + 1) : undefined;
+  registerSecret(typedPassword);
   const params: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(query ?? '')) params[k] = v;
   const dec = (s: string): string => {
     try {
       return decodeURIComponent(s);
     } catch {
-      throw new UsageError(`malformed percent-encoding in database URL '${redactUrlText(url)}'`);
+      throw new UsageError(`malformed percent-encoding in database URL '${redactUrlText(url)}'`, encodeHint);
     }
   };
   let user: string | undefined;
@@ -72,6 +105,13 @@ export function parseTarget(url: string, env: NodeJS.ProcessEnv = process.env): 
   let port: number | undefined;
   if (portPart !== undefined && portPart !== '') {
     if (!/^\d{1,5}$/.test(portPart) || Number(portPart) > 65535) {
+      // Without an '@', `user:password` with the host left out reads as host:port: show no such port.
+      if (userinfo === undefined) {
+        throw new UsageError(
+          `malformed database URL '${url.slice(0, start + hostPart!.length + 1)}***${tail}': bad port`,
+          'the port is a number up to 65535; a user and password are written user:password@host',
+        );
+      }
       throw new UsageError(`malformed database URL '${redactUrlText(url)}': bad port '${portPart}'`);
     }
     port = Number(portPart);

@@ -261,6 +261,7 @@ test('bad input: corrupt JSON, unknown label, unknown id, no common client count
   for (const args of [
     ['history'],
     ['sweep', 'select1', '--clients', '1', '--events', '10'],
+    ['run', 'select1', '--events', '10'],
     ['compare', 'three', 'three'],
   ]) {
     r = await runCli(args, { cwd: dir, env });
@@ -270,9 +271,14 @@ test('bad input: corrupt JSON, unknown label, unknown id, no common client count
       /written by a newer dbsmack \(schema 2; this one knows up to 1\); it was left untouched/,
     );
   }
+  // run, like sweep, checks the history before it starts: no run is made only to be refused by it
   r = await runCli(['run', 'select1', '--events', '10', '-q'], { cwd: dir, env });
-  assert.equal(r.code, 0, 'a run is not lost because the history cannot take it');
-  assert.match(r.stderr, /warning: the run was not recorded in the history: .*newer dbsmack/);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /written by a newer dbsmack \(schema 2; this one knows up to 1\); it was left untouched/,
+  );
+  assert.equal(r.stdout, '', 'nothing ran');
 });
 
 test('Ctrl-C stops the sweep, keeps every run measured, and marks it partial', async () => {

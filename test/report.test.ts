@@ -3,7 +3,7 @@
  * Markdown) and bad input, which gives a report that says what is missing or a one-line error.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { SweepResult } from '../src/analysis/types.ts';
@@ -93,6 +93,8 @@ test('documents of other schemas or versions are skipped with the reason', () =>
 
 test('dbsmack report writes HTML, SVG, PNG and Markdown that agree', async () => {
   const dir = tmpDir('dbsmack-report-');
+  // the page's directory must exist (a missing one is an error); the chart directories are made
+  mkdirSync(path.join(dir, 'out'));
   const html = path.join(dir, 'out', 'report.html');
   const md = path.join(dir, 'report.md');
   const r = await runCli(

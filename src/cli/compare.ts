@@ -10,7 +10,7 @@ import { type LabelledResult, type ProfiledResult, renderProfileComparison } fro
 import { distinctNames, InputResolver, representativeRuns, seriesOf } from './compare-inputs.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
-import { say, writeResultFile } from './output.ts';
+import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { nonNegativeInt } from './parse.ts';
 
 /** A significant ratio crossed --fail-below / --fail-above. */
@@ -61,6 +61,7 @@ function compareCommand(args: string[], o: CompareOpts): number {
   const render = renderers[o.format];
   if (!render)
     throw new UsageError(`unknown format '${o.format}' for compare`, 'formats: text, markdown, csv, json');
+  if (o.out) checkOutputFile(o.out, '--out');
   const inputs = new InputResolver(o.history);
   let result: ReturnType<typeof compareSeries>;
   let profiles: string | undefined;
@@ -83,11 +84,12 @@ function compareCommand(args: string[], o: CompareOpts): number {
   } finally {
     inputs.close();
   }
-  if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(render(result));
   if (profiles && o.format === 'text') process.stdout.write(`\n${profiles}`);
   else if (profiles && (o.format === 'markdown' || o.format === 'md'))
     process.stdout.write(`\n\`\`\`\n${profiles}\`\`\`\n`);
+  // after the comparison is printed: a file that cannot be written loses nothing else
+  if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
   if (o.failBelow === undefined && o.failAbove === undefined) return EXIT.ok;
   const g = guard(result, o.failBelow, o.failAbove);
   const limit = [

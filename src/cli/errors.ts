@@ -8,6 +8,8 @@ export const EXIT = {
   usage: 2,
   connect: 3,
   runFailed: 4,
+  /** The work was done and printed, but a file it was to be written to (or the history) could not be. */
+  output: 5,
   input: 2,
   interrupted: 130,
 } as const;

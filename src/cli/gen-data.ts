@@ -2,6 +2,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { GenDataFormatError, writeGenData } from '../workload/smack/gen-data.ts';
 import { UsageError } from './errors.ts';
+import { checkOutputFile, fsReason, isSystemError, OutputError, openOutputStream } from './output.ts';
 import { nonNegativeInt, positiveInt } from './parse.ts';
 
 export function registerGenData(program: Command): void {
@@ -30,10 +31,19 @@ export function registerGenData(program: Command): void {
           "required option '-f, --format <fmt>' not specified",
           'dbsmack gen-data -n N -f FORMAT',
         );
+      // A bad -o fails before any row is made; the file appears whole or not at all.
+      if (o.out !== undefined) checkOutputFile(o.out, '-o');
+      const file = o.out !== undefined ? openOutputStream(o.out) : undefined;
       try {
-        await writeGenData(o.numRows, o.format, o.out ?? process.stdout, o.seed);
+        await writeGenData(o.numRows, o.format, file?.stream ?? process.stdout, o.seed);
+        await file?.commit();
       } catch (e) {
+        file?.abort();
         if (e instanceof GenDataFormatError) throw new UsageError(`gen-data: ${e.message}`);
+        // stdout closed by its reader (`| head`): stop quietly, as other generators do
+        if (o.out === undefined && (e as NodeJS.ErrnoException).code === 'EPIPE') return;
+        if (o.out !== undefined && !(e instanceof OutputError) && isSystemError(e))
+          throw new OutputError(o.out, fsReason(e));
         throw e;
       }
     });

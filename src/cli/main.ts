@@ -15,6 +15,7 @@ import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
+import { fsReason, isSystemError } from './output.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { registerPgbench } from './pgbench.ts';
 import { addProfileOptions } from './profile-options.ts';
@@ -311,6 +312,13 @@ function fail(e: unknown): number {
     if (e.hint) process.stderr.write(`hint: ${redactSecrets(e.hint)}\n`);
     if (debug && e.stack) process.stderr.write(`${redactSecrets(e.stack)}\n`);
     return e.exitCode;
+  }
+  if (isSystemError(e)) {
+    // A file or directory the user named (or its disk) failed us: a user error, never an internal one.
+    const where = e.path !== undefined ? ` ${e.path}` : '';
+    process.stderr.write(`dbsmack: cannot ${e.syscall}${where}: ${redactSecrets(fsReason(e))}\n`);
+    if (debug && e.stack) process.stderr.write(`${redactSecrets(e.stack)}\n`);
+    return ['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO'].includes(e.code ?? '') ? EXIT.output : EXIT.input;
   }
   const err = e as Error;
   process.stderr.write(`dbsmack: internal error: ${redactSecrets(err?.message ?? String(e))}\n`);

@@ -3,7 +3,6 @@
  * compare documents (resolved by `resolveReportInputs`), draws the charts to SVG and writes an offline HTML
  * page, chart images and/or Markdown. vega is loaded only here, lazily.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Command, Option } from '@commander-js/extra-typings';
 import type { Metric } from '../analysis/compare.ts';
@@ -15,9 +14,9 @@ import { renderMarkdown } from '../report/markdown.ts';
 import { buildReportModel } from '../report/model.ts';
 import { svgToPng } from '../report/png.ts';
 import { renderCharts } from '../report/render-svg.ts';
-import { InputError, UsageError, UserError } from './errors.ts';
+import { InputError, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
-import { say } from './output.ts';
+import { checkOutputDir, checkOutputFile, ensureOutputDir, say, writeOutputFile } from './output.ts';
 
 export interface ReportOptions {
   html?: string;
@@ -29,16 +28,9 @@ export interface ReportOptions {
   metric?: Metric;
 }
 
+/** Write one output file whole (see writeOutputFile); an OutputError names it. */
 function writeOut(file: string, content: string | Buffer): void {
-  try {
-    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    writeFileSync(file, typeof content === 'string' ? redactSecrets(content) : content);
-  } catch (e) {
-    throw new UserError(
-      `cannot write ${file}: ${(e as Error).message}`,
-      'check that the directory is writable',
-    );
-  }
+  writeOutputFile(file, typeof content === 'string' ? redactSecrets(content) : content);
 }
 
 /** The Markdown's images go where --png or --svg put them, else into FILE's sibling folder `NAME-charts`. */
@@ -54,6 +46,14 @@ export async function reportCommand(args: readonly string[], o: ReportOptions): 
   if (!o.html && !o.svg && !o.png && !o.markdown) {
     throw new UsageError('nothing to write', 'give --html FILE, --markdown FILE, --svg DIR and/or --png DIR');
   }
+  // Every output is checked before the inputs are read and the charts drawn; nothing is created but the
+  // chart directories themselves (a missing parent directory is an error, not a silent mkdir).
+  if (o.html) checkOutputFile(o.html, '--html');
+  if (o.markdown) checkOutputFile(o.markdown, '--markdown');
+  if (o.svg) checkOutputDir(o.svg, '--svg');
+  if (o.png) checkOutputDir(o.png, '--png');
+  if (o.markdown && !o.png && !o.svg)
+    checkOutputDir(markdownImageDir(o).dir, "the Markdown's chart directory");
   const resolved = await resolveReportInputs(args, {
     ...(o.history !== undefined ? { history: o.history } : {}),
     ...(o.metric !== undefined ? { metric: o.metric } : {}),
@@ -74,10 +74,12 @@ export async function reportCommand(args: readonly string[], o: ReportOptions): 
   }
   const svgDir = o.svg ?? (o.markdown && !o.png ? markdownImageDir(o).dir : undefined);
   if (svgDir) {
+    ensureOutputDir(svgDir);
     for (const c of charts) writeOut(path.join(svgDir, `${c.id}.svg`), c.svg);
     say(`dbsmack: wrote ${charts.length} SVG file${charts.length === 1 ? '' : 's'} to ${svgDir}`);
   }
   if (o.png) {
+    ensureOutputDir(o.png);
     for (const c of charts) writeOut(path.join(o.png, `${c.id}.png`), await svgToPng(c.svg));
     say(`dbsmack: wrote ${charts.length} PNG file${charts.length === 1 ? '' : 's'} to ${o.png}`);
   }

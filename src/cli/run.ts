@@ -19,8 +19,8 @@ import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
 import { workloadHelp } from './help.ts';
-import { attachServerInfo, recordRun } from './history-options.ts';
-import { say, writeResultFile } from './output.ts';
+import { attachServerInfo, checkHistoryPath, recordRun } from './history-options.ts';
+import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
 
@@ -346,6 +346,9 @@ export async function runCommand(
   const target =
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
+  // Every file the run will write is checked before it starts: a bad path must not cost the run.
+  if (o.out) checkOutputFile(o.out, '--out');
+  checkHistoryPath(o.history);
   const probes = profileProbesFrom(o);
   const tty = process.stderr.isTTY === true;
   const sysbenchLive = o.format === 'sysbench' && (o.progress === true || (tty && !o.quiet));
@@ -399,20 +402,35 @@ export async function runCommand(
     return EXIT.interrupted;
   }
   await attachServerInfo(result, target, o.connectTimeout);
-  emitResult(result, o, render, { workload: resolved.workload, classic: o.classic === true });
-  recordRun(result, o);
+  const written = emitResult(result, o, render, { workload: resolved.workload, classic: o.classic === true });
+  const recorded = recordRun(result, o);
+  if (!written || !recorded) return controller.interrupted ? EXIT.interrupted : EXIT.output;
   return exitCodeFor(result, controller.interrupted);
 }
 
-/** Print the result in the chosen format and write `--out` (always JSON). */
+/**
+ * Write `--out` (always JSON) and print the result in the chosen format. A file that cannot be written
+ * costs nothing else: the result is printed anyway (under `--quiet` too, as it is then the only copy) and
+ * the error names the file. Returns whether `--out` was written.
+ */
 export function emitResult(
   result: RunResult,
   o: { out?: string; quiet?: boolean },
   render: RunRenderer,
   ro: RenderOptions,
-): void {
-  if (o.out) writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
-  if (!(o.quiet && o.out)) process.stdout.write(redactSecrets(render(result, ro)));
+): boolean {
+  let failed: OutputError | undefined;
+  if (o.out) {
+    try {
+      writeResultFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
+    } catch (e) {
+      if (!(e instanceof OutputError)) throw e;
+      failed = e;
+    }
+  }
+  if (!(o.quiet && o.out) || failed) process.stdout.write(redactSecrets(render(result, ro)));
+  if (failed) say(`dbsmack: ${failed.message} (--out); the result is on stdout`);
+  return failed === undefined;
 }
 
 /**

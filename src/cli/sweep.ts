@@ -4,8 +4,6 @@
  * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
  * (copied from the run command), so options added to `run` later work in sweeps without changes here.
  */
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
 import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
@@ -20,8 +18,13 @@ import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { helpDefault, workloadHelp } from './help.ts';
-import { addHistoryOptions, attachServerInfo, openHistoryForWrite } from './history-options.ts';
-import { say, writeResultFile } from './output.ts';
+import {
+  addHistoryOptions,
+  attachServerInfo,
+  checkHistoryPath,
+  openHistoryForWrite,
+} from './history-options.ts';
+import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
 import { profileProbesFrom } from './profile-options.ts';
 import {
@@ -140,8 +143,10 @@ async function sweepCommand(
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved);
-  if (o.out) checkWritable(o.out);
+  if (o.out) checkOutputFile(o.out, '--out');
+  checkHistoryPath(o.history);
   let history = openHistoryForWrite(o.history);
+  let historyFailed = false;
   const label =
     o.label ??
     `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
@@ -186,6 +191,7 @@ async function sweepCommand(
         );
         history.close();
         history = undefined;
+        historyFailed = true;
       }
     }
     if (o.out && !outFailed) {
@@ -193,7 +199,7 @@ async function sweepCommand(
         writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
       } catch (e) {
         outFailed = true;
-        log(`dbsmack: warning: cannot write ${o.out}, going on without it: ${(e as Error).message}`);
+        log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
       }
     }
   };
@@ -275,7 +281,8 @@ async function sweepCommand(
     say('dbsmack: interrupted before the first run finished; nothing was measured');
     return EXIT.interrupted;
   }
-  if (!(o.quiet && o.out)) {
+  // Under --quiet with --out the file is the result; when it could not be written, stdout is.
+  if (!(o.quiet && o.out) || outFailed) {
     process.stdout.write(
       o.format === 'json'
         ? `${JSON.stringify(doc, null, 2)}\n`
@@ -284,20 +291,10 @@ async function sweepCommand(
   }
   if (recordedIn && sweepId !== undefined && !o.quiet)
     say(`dbsmack: recorded as sweep ${sweepId} in ${recordedIn}`);
+  if (outFailed) say(`dbsmack: cannot write ${o.out} (--out): the sweep is on stdout`);
   if (controller.interrupted) return EXIT.interrupted;
+  if (outFailed || historyFailed) return EXIT.output;
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
-}
-
-/** Fail before the first run, not after it, when --out cannot be written. */
-function checkWritable(file: string): void {
-  const dir = path.dirname(path.resolve(file));
-  try {
-    accessSync(dir, constants.W_OK);
-  } catch (e) {
-    throw new UsageError(
-      `cannot write --out ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : 'directory not writable'} (${dir})`,
-    );
-  }
 }
 
 /** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */

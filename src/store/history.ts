@@ -6,8 +6,10 @@
  * Safety: the schema version lives in a `meta` table; a file from a newer dbsmack is refused before
  * anything is written, a file that is not a dbsmack history is refused, and every write is one
  * transaction (WAL mode), so a crash or Ctrl-C leaves the history as it was before or after the write.
+ * Readers (`history`, `show`, `compare`, `report`) open it read-only: they never create the file nor write
+ * the tables into an empty one.
  */
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
@@ -88,15 +90,20 @@ const COLUMNS =
 export class History {
   readonly path: string;
   private readonly db: Database.Database;
+  private readonly readonly: boolean;
+  /** A reader's file that has no tables yet (an empty file): every list is empty. */
+  private empty = false;
 
-  private constructor(file: string, db: Database.Database) {
+  private constructor(file: string, db: Database.Database, readonly: boolean) {
     this.path = file;
     this.db = db;
+    this.readonly = readonly;
   }
 
   /**
-   * Open (and for writers create) the history. Readers (`create: false`) get a clear error when there is
-   * none yet, rather than an empty file left behind.
+   * Open the history: writers (`create: true`) create it, with its directory, and its tables; readers
+   * (`create: false`) open it read-only, so that listing never writes: they get a clear error when there is
+   * none yet (and no file is left behind), and an empty file reads as an empty history.
    */
   static open(file: string, opts: { create: boolean }): History {
     const exists = existsSync(file);
@@ -106,15 +113,18 @@ export class History {
         'run `dbsmack run` or `dbsmack sweep` first, or point --history at one',
       );
     }
+    if (exists && statSync(file).isDirectory()) {
+      throw new HistoryError(`the history ${file} is a directory`, 'point --history at a file');
+    }
     if (!exists) mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
     let db: Database.Database;
     try {
-      db = new Database(file, { fileMustExist: exists });
+      db = new Database(file, { fileMustExist: exists, readonly: !opts.create });
       db.pragma('busy_timeout = 10000');
     } catch (e) {
       throw new HistoryError(`cannot open the history ${file}: ${(e as Error).message}`);
     }
-    const h = new History(file, db);
+    const h = new History(file, db, !opts.create);
     try {
       h.init(exists);
     } catch (e) {
@@ -162,6 +172,11 @@ export class History {
           'upgrade dbsmack, or use another history file with --history PATH',
         );
       }
+      return;
+    }
+    if (this.readonly) {
+      // nothing recorded yet: a reader neither writes the tables nor needs them
+      this.empty = true;
       return;
     }
     this.db.pragma('journal_mode = WAL');
@@ -285,6 +300,7 @@ export class History {
   }
 
   list(f: ListFilter = {}): HistoryEntry[] {
+    if (this.empty) return [];
     const where: string[] = [];
     const args: unknown[] = [];
     if (f.label !== undefined) {
@@ -306,11 +322,13 @@ export class History {
   }
 
   entry(id: number): HistoryEntry | undefined {
+    if (this.empty) return undefined;
     return this.db.prepare(`SELECT ${COLUMNS} FROM records WHERE id = ?`).get(id) as HistoryEntry | undefined;
   }
 
   /** A stored run's RunResult. */
   run(id: number): RunResult | undefined {
+    if (this.empty) return undefined;
     const row = this.db.prepare("SELECT doc FROM records WHERE id = ? AND kind = 'run'").get(id) as
       | { doc: string }
       | undefined;
@@ -319,6 +337,7 @@ export class History {
 
   /** A stored sweep, with its runs' full results put back. */
   sweep(id: number): SweepResult | undefined {
+    if (this.empty) return undefined;
     const row = this.db.prepare("SELECT doc FROM records WHERE id = ? AND kind = 'sweep'").get(id) as
       | { doc: string }
       | undefined;
@@ -343,6 +362,7 @@ export class History {
 
   /** Id of the newest sweep with this label. */
   latestSweepWithLabel(label: string): number | undefined {
+    if (this.empty) return undefined;
     const row = this.db
       .prepare("SELECT id FROM records WHERE kind = 'sweep' AND label = ? ORDER BY id DESC LIMIT 1")
       .get(label) as { id: number } | undefined;
@@ -351,6 +371,7 @@ export class History {
 
   /** Every standalone run with this label, oldest first. */
   runsWithLabel(label: string): RunResult[] {
+    if (this.empty) return [];
     return (
       this.db
         .prepare("SELECT doc FROM records WHERE kind = 'run' AND sweep_id IS NULL AND label = ? ORDER BY id")
@@ -362,6 +383,7 @@ export class History {
 
   /** Labels in the history (for the hint when one is not found). */
   labels(limit = 10): string[] {
+    if (this.empty) return [];
     return (
       this.db
         .prepare(

@@ -101,11 +101,30 @@ export async function writeGenData(
   const row = rowGenerator(fmt, seed);
   const stream: NodeJS.WritableStream = typeof out === 'string' ? createWriteStream(out) : out;
   const CHUNK = 2000;
+  // A failed write (a full disk) emits 'error' and never 'drain': stop at once with that error.
+  let failure: unknown;
+  const onError = (e: unknown): void => {
+    failure ??= e;
+  };
+  stream.on('error', onError);
+  const drained = (): Promise<void> =>
+    new Promise<void>((res, rej) => {
+      const done = (): void => {
+        stream.off('drain', done);
+        stream.off('error', done);
+        if (failure !== undefined) rej(failure);
+        else res();
+      };
+      stream.once('drain', done);
+      stream.once('error', done);
+    });
   for (let r = 1; r <= rows; ) {
+    if (failure !== undefined) throw failure;
     let buf = '';
     for (let k = 0; k < CHUNK && r <= rows; k++, r++) buf += `${row(r)}\n`;
-    if (!stream.write(buf)) await new Promise<void>((res) => stream.once('drain', () => res()));
+    if (!stream.write(buf)) await drained();
   }
+  if (failure !== undefined) throw failure;
   if (typeof out === 'string') {
     await new Promise<void>((res, rej) => {
       stream.on('error', rej);

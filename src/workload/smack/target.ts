@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { UsageError } from '../../cli/errors.ts';
 import type { DriverName, Target } from '../../driver/types.ts';
 import { parseTarget } from '../../driver/url.ts';
 import type { ClientDef } from './model.ts';
@@ -24,8 +25,17 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, 'dbsmack');
 }
 
+/** Make the data directory (and its parents: it is a cache); one that cannot be made is a user error. */
 export function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      `cannot use the data directory ${dir}: ${code === 'EEXIST' || code === 'ENOTDIR' ? 'a part of it is a file, not a directory' : (e as Error).message}`,
+      'give another directory with -D DIR',
+    );
+  }
 }
 
 /**

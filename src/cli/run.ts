@@ -12,8 +12,8 @@ import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
-import { createProgress } from '../report/progress.ts';
-import { sysbenchIntervalLines } from '../report/sysbench.ts';
+import { createProgress, fitIntervalLine } from '../report/progress.ts';
+import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -351,16 +351,31 @@ export async function runCommand(
   checkHistoryPath(o.history);
   const probes = profileProbesFrom(o);
   const tty = process.stderr.isTTY === true;
-  const sysbenchLive = o.format === 'sysbench' && (o.progress === true || (tty && !o.quiet));
+  const sysbench = o.format === 'sysbench';
+  // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
+  // and leaves them out of the final report; in a pipe they come in the final report, one whole document.
+  const liveOnStdout =
+    sysbench && plan.reportIntervalGiven === true && process.stdout.isTTY === true && !(o.quiet && o.out);
   const progress = await createProgress({
     totalRuns: 1,
     ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
     // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
-    // asks for plain lines.
-    mode: o.progress || (tty && !o.quiet) ? (tty ? 'status' : 'lines') : 'off',
+    // asks for plain lines. With sysbench's lines live on the terminal, they are the progress: a status
+    // redrawn on the same screen would tear them apart.
+    mode: o.progress || (tty && !o.quiet) ? (tty ? (liveOnStdout ? 'off' : 'status') : 'lines') : 'off',
     keepLines: true,
     title: `dbsmack ${resolved.workload.name} on ${target.redactedUrl}`,
   });
+  if (liveOnStdout) {
+    const head = sysbenchHeadLines({
+      workload: resolved.workload.name,
+      url: target.redactedUrl,
+      threads: plan.clients,
+      rate: plan.rate?.perSec,
+      reportInterval: plan.reportIntervalS,
+    });
+    process.stdout.write(`${head.join('\n')}\n`);
+  }
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   let result: RunResult | undefined;
@@ -375,11 +390,26 @@ export async function runCommand(
         probes,
         ...(o.label !== undefined ? { label: o.label } : {}),
         onInterval: (p: IntervalPoint) => {
-          if (o.format !== 'sysbench') progress.interval(p);
-          // sysbench prints whole intervals only, in its own layout
-          else if (sysbenchLive && p.dur >= plan.reportIntervalS - 1e-6) {
-            progress.log(sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n'));
+          if (!sysbench) {
+            progress.interval(p);
+            return;
           }
+          // sysbench prints whole intervals only, in its own layout
+          const line =
+            p.dur >= plan.reportIntervalS - 1e-6
+              ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
+              : null;
+          // cut to the terminal's width by whole fields, as progress lines are (the JSON keeps every figure)
+          if (liveOnStdout && line !== null) {
+            const cols = process.stdout.columns || 80;
+            process.stdout.write(
+              `${line
+                .split('\n')
+                .map((l) => fitIntervalLine(l, cols))
+                .join('\n')}\n`,
+            );
+          }
+          progress.interval(p, line);
         },
         log: (m: string) => progress.log(redactSecrets(m)),
         controller,
@@ -402,7 +432,11 @@ export async function runCommand(
     return EXIT.interrupted;
   }
   await attachServerInfo(result, target, o.connectTimeout);
-  const written = emitResult(result, o, render, { workload: resolved.workload, classic: o.classic === true });
+  const written = emitResult(result, o, render, {
+    workload: resolved.workload,
+    classic: o.classic === true,
+    liveIntervals: liveOnStdout,
+  });
   const recorded = recordRun(result, o);
   if (!written || !recorded) return controller.interrupted ? EXIT.interrupted : EXIT.output;
   return exitCodeFor(result, controller.interrupted);

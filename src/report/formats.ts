@@ -10,6 +10,8 @@ export interface RenderOptions {
   workload?: Workload;
   /** Only the classic layout, without dbsmack's additions (smack `--classic`). */
   classic?: boolean;
+  /** The head and interval lines were printed live (`--format sysbench` on a terminal): leave them out. */
+  liveIntervals?: boolean;
 }
 
 export type RunRenderer = (r: RunResult, o: RenderOptions) => string;

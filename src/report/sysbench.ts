@@ -27,21 +27,46 @@ export function sysbenchIntervalLines(p: IntervalPoint, threads: number, percent
   return lines;
 }
 
-export function renderSysbench(r: RunResult): string {
-  const s = sysbenchCountsOf(r);
-  const el = r.elapsed_s > 0 ? r.elapsed_s : 1;
-  const out: string[] = [];
-  out.push(
-    `sysbench 1.0.20 compatible report (dbsmack ${VERSION}, ${r.workload.name} on ${r.target.url})`,
-    '',
-  );
+/** What sysbench prints before its threads start: known before the run, so it can be printed then. */
+export interface SysbenchHead {
+  workload: string;
+  url: string;
+  threads: number;
+  /** `--rate`, events per second. */
+  rate?: number | undefined;
+  /** `--report-interval` when given, else 0. */
+  reportInterval: number;
+}
+
+/** The report's lines up to "Threads started!" and the blank line after it. */
+export function sysbenchHeadLines(h: SysbenchHead): string[] {
+  const out = [`sysbench 1.0.20 compatible report (dbsmack ${VERSION}, ${h.workload} on ${h.url})`, ''];
   out.push('Running the test with following options:');
-  out.push(`Number of threads: ${r.clients}`);
-  if (r.rate) out.push(`Target transaction rate: ${r.rate.target}/sec`);
-  if (s.report_interval > 0) out.push(`Report intermediate results every ${s.report_interval} second(s)`);
+  out.push(`Number of threads: ${h.threads}`);
+  if (h.rate !== undefined) out.push(`Target transaction rate: ${h.rate}/sec`);
+  if (h.reportInterval > 0) out.push(`Report intermediate results every ${h.reportInterval} second(s)`);
   out.push('Initializing random number generator from current time', '', '');
   out.push('Initializing worker threads...', '', 'Threads started!', '');
-  if (s.report_interval > 0) {
+  return out;
+}
+
+/**
+ * The whole report; with `liveIntervals` (the head and interval lines were printed live, as sysbench does
+ * on a terminal) only what follows them.
+ */
+export function renderSysbench(r: RunResult, o: { liveIntervals?: boolean } = {}): string {
+  const s = sysbenchCountsOf(r);
+  const el = r.elapsed_s > 0 ? r.elapsed_s : 1;
+  const out: string[] = o.liveIntervals
+    ? []
+    : sysbenchHeadLines({
+        workload: r.workload.name,
+        url: r.target.url,
+        threads: r.clients,
+        rate: r.rate?.target,
+        reportInterval: s.report_interval,
+      });
+  if (s.report_interval > 0 && !o.liveIntervals) {
     // sysbench prints whole intervals only; the last, partial one is in the final report
     for (const p of r.intervals) {
       if (p.dur >= s.report_interval - 1e-6) out.push(...sysbenchIntervalLines(p, r.clients, s.percentile));

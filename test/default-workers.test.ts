@@ -1,12 +1,135 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
-import { defaultWorkers } from '../src/engine/engine.ts';
+import {
+  capacityProblem,
+  defaultWorkers,
+  type MachineLimits,
+  maxWorkers,
+  SQLITE_WORKERS_PER_CORE,
+  WORKER_BYTES,
+} from '../src/engine/engine.ts';
+import { BIN, runCli, tmpDir } from './helpers/cli.ts';
 
-test('default workers: one per SQLite client, one per two cores for network clients, never more than clients', () => {
+const GiB = 2 ** 30;
+const big: MachineLimits = { cores: 2, totalMemBytes: 24 * GiB, fileLimit: 20000 };
+
+test('default workers: one per SQLite client up to a bound, one per two cores for network clients, never more than clients', () => {
   assert.equal(defaultWorkers('sqlite', 4, 2), 4);
   assert.equal(defaultWorkers('mysql', 32, 2), 1);
   assert.equal(defaultWorkers('postgres', 32, 3), 1);
   assert.equal(defaultWorkers('postgres', 32, 8), 4);
   assert.equal(defaultWorkers('mysql', 2, 16), 2);
   assert.equal(defaultWorkers('mysql', 1, 1), 1);
+});
+
+test('the default stays bounded on every driver: 5000 SQLite clients share a few threads', () => {
+  assert.equal(defaultWorkers('sqlite', 5000, 2, big), 2 * SQLITE_WORKERS_PER_CORE);
+  assert.equal(defaultWorkers('sqlite', 5000, 64, big), 64 * SQLITE_WORKERS_PER_CORE);
+  // a small machine: what its memory holds
+  const small: MachineLimits = { cores: 64, totalMemBytes: GiB, fileLimit: 1024 };
+  assert.equal(maxWorkers(small), Math.floor((GiB * 0.5) / WORKER_BYTES));
+  assert.equal(defaultWorkers('sqlite', 5000, 64, small), maxWorkers(small));
+  assert.equal(defaultWorkers('mysql', 5000, 1024, small), maxWorkers(small));
+  for (const driver of ['sqlite', 'mysql', 'postgres'] as const) {
+    assert.equal(capacityProblem(driver, 5000, defaultWorkers(driver, 5000, 2, big), big), undefined);
+  }
+});
+
+test('a client count or --workers the machine cannot hold is a problem with a hint', () => {
+  const w = capacityProblem('sqlite', 5000, 5000, big);
+  assert.match(w?.reason ?? '', /^5000 load worker threads need about 80000 MiB/);
+  assert.match(w?.hint ?? '', new RegExp(`give --workers ${maxWorkers(big)} or fewer`));
+  const m = capacityProblem('postgres', 10_000_000, 1, big);
+  assert.match(m?.reason ?? '', /^10000000 postgres clients need about/);
+  assert.match(m?.hint ?? '', /give at most about \d+ clients here/);
+  const f = capacityProblem('sqlite', 1000, 8, { ...big, fileLimit: 1024 });
+  assert.match(f?.reason ?? '', /need about 3064 open files; this process may open 1024/);
+  assert.match(f?.hint ?? '', /ulimit -n 3064/);
+  assert.equal(capacityProblem('sqlite', 1000, 8, { ...big, fileLimit: undefined }), undefined);
+});
+
+test('5000 SQLite clients run on a bounded number of threads', async () => {
+  const dir = tmpDir('dbsmack-workers-');
+  const r = await runCli(
+    [
+      'run',
+      'select1',
+      '--db',
+      `sqlite:${path.join(dir, 's.sqlite')}`,
+      '--clients',
+      '5000',
+      '--events',
+      '10000',
+      '--format',
+      'json',
+    ],
+    { cwd: dir },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const res = JSON.parse(r.stdout) as { clients: number; workers: number; status: string };
+  assert.equal(res.status, 'complete');
+  assert.equal(res.clients, 5000);
+  assert.equal(res.workers, defaultWorkers('sqlite', 5000));
+  assert.ok(res.workers <= maxWorkers(), `${res.workers} workers`);
+});
+
+test('more workers or clients than the machine holds are refused before the run, with the hint', async () => {
+  const dir = tmpDir('dbsmack-workers-');
+  const db = `sqlite:${path.join(dir, 's.sqlite')}`;
+  const most = maxWorkers();
+  for (const args of [
+    ['run', 'select1', '--db', db, '--clients', String(most + 1), '--workers', String(most + 1)],
+    ['sweep', 'select1', '--db', db, '--clients', `1,${most + 1}`, '--workers', String(most + 1)],
+    ['run', 'select1', '--db', db, '--clients', '100000000'],
+  ]) {
+    const r = await runCli([...args, '--time', '1'], { cwd: dir });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^dbsmack: cannot run \d+ clients: .*this machine (holds|offers)/);
+    assert.match(r.stderr, /\nhint: give (--workers \d+ or fewer|at most about \d+ clients)/);
+    assert.equal(r.stdout, '', 'nothing ran');
+    assert.doesNotMatch(r.stderr, /\[1\/\d+\]/, 'no run of the sweep started');
+  }
+});
+
+test('more clients than open files allow (ulimit -n) are refused before the run', (t) => {
+  if (!existsSync('/proc/self/limits') || !existsSync('/bin/sh')) {
+    if (process.env.CI === 'true') throw new Error('CI=true and /proc/self/limits or /bin/sh is missing');
+    t.skip('no /proc/self/limits (not Linux) or no /bin/sh');
+    return;
+  }
+  const dir = tmpDir('dbsmack-workers-');
+  const r = spawnSync(
+    '/bin/sh',
+    [
+      '-c',
+      `ulimit -n 256 && exec '${process.execPath}' '${BIN}' run select1 --db sqlite:${dir}/s.sqlite --clients 200 --time 1 --no-history`,
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /cannot run 200 clients: 200 sqlite clients need about 664 open files; this process may open 256/,
+  );
+  assert.match(r.stderr, /hint: raise the limit \(ulimit -n 664\)/);
+});
+
+test('SQLite clients sharing a thread wait for locks without blocking it: a write workload completes', async () => {
+  const dir = tmpDir('dbsmack-workers-');
+  const db = `sqlite:${path.join(dir, 'sb.sqlite')}`;
+  const size = ['--tables', '1', '--table-size', '1000'];
+  const p = await runCli(['prepare', 'oltp_read_write', '--db', db, ...size], { cwd: dir });
+  assert.equal(p.code, 0, p.stderr);
+  // 8 clients on 2 threads, every event a write transaction: a client waiting in SQLite's own busy handler
+  // would hold up the lock's holder on its thread (until the busy timeout, then the run was killed)
+  const r = await runCli(
+    ['run', 'oltp_read_write', '--db', db, ...size, '--threads', '8', '--workers', '2', '--time', '2'],
+    { cwd: dir },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /status complete/);
+  assert.match(r.stdout, /8 clients in 2 workers/);
 });

@@ -174,8 +174,11 @@ export function buildProgram(): Command {
     )
     .addOption(
       helpDefault(
-        new Option('--workers <n>', 'load worker threads').argParser(positiveInt('--workers')),
-        'one per client for SQLite, else one per two cores',
+        new Option(
+          '--workers <n>',
+          'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
+        ).argParser(positiveInt('--workers')),
+        'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
       ),
     )
     .option(

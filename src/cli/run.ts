@@ -7,7 +7,7 @@ import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { AdminConnectError, withAdminContext } from '../engine/admin.ts';
-import { defaultWorkers, StartError } from '../engine/engine.ts';
+import { capacityProblem, defaultWorkers, StartError } from '../engine/engine.ts';
 import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
@@ -311,6 +311,22 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
 }
 
 /**
+ * The load workers of a run (`--workers`, else the bounded default), refused before the run when the
+ * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
+ */
+export function workersFor(given: number | undefined, driver: Target['driver'], clients: number): number {
+  const workers = given ?? defaultWorkers(driver, clients);
+  const problem = capacityProblem(driver, clients, workers);
+  if (problem !== undefined) {
+    throw new UsageError(
+      `cannot run ${clients} client${clients === 1 ? '' : 's'}: ${problem.reason}`,
+      problem.hint,
+    );
+  }
+  return workers;
+}
+
+/**
  * Run once with the command's error mapping: start failures become user errors with exit codes, named
  * after `action` (the command: `run`, `sweep`).
  */
@@ -347,6 +363,7 @@ export async function runCommand(
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
   // Every file the run will write is checked before it starts: a bad path must not cost the run.
+  const workers = workersFor(o.workers, target.driver, plan.clients);
   if (o.out) checkOutputFile(o.out, '--out');
   checkHistoryPath(o.history);
   const probes = profileProbesFrom(o);
@@ -386,7 +403,7 @@ export async function runCommand(
         plan,
         workload: resolved.workload,
         options: resolved.options,
-        workers: o.workers ?? defaultWorkers(target.driver, plan.clients),
+        workers,
         probes,
         ...(o.label !== undefined ? { label: o.label } : {}),
         onInterval: (p: IntervalPoint) => {

@@ -10,7 +10,6 @@ import type { SweepResult, SweepRun } from '../analysis/types.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
-import { defaultWorkers } from '../engine/engine.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
@@ -35,6 +34,7 @@ import {
   resolveWorkload,
   runWithErrors,
   type WorkloadCommand,
+  workersFor,
 } from './run.ts';
 import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
@@ -143,6 +143,8 @@ async function sweepCommand(
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved);
+  // every client count must fit the machine before the first run starts
+  for (const c of o.clients) workersFor(run.workers, target.driver, c);
   if (o.out) checkOutputFile(o.out, '--out');
   checkHistoryPath(o.history);
   let history = openHistoryForWrite(o.history);
@@ -229,7 +231,7 @@ async function sweepCommand(
           plan,
           workload: w.workload,
           options: w.options,
-          workers: run.workers ?? defaultWorkers(target.driver, plan.clients),
+          workers: workersFor(run.workers, target.driver, plan.clients),
           label,
           probes,
           onInterval: (p: IntervalPoint) => progress.interval(p),

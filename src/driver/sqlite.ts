@@ -4,19 +4,25 @@ import type { Connection, ConnectOptions, Driver, PreparedStatement, Row, Target
 
 /**
  * SQLite through better-sqlite3. The library is synchronous, so one connection blocks its thread: the
- * engine gives every SQLite client its own worker thread so that clients really run at the same time.
- * Runs in WAL mode with a busy timeout (`?busy_timeout=MS`, default 5000).
+ * engine gives SQLite clients their own worker threads (up to a bound, see `defaultWorkers`) so that they
+ * really run at the same time. Runs in WAL mode with a busy timeout (`?busy_timeout=MS`, default 5000).
+ *
+ * When several clients share a thread (`sharedThread`), SQLite's own busy handler would sleep the whole
+ * thread while the lock's holder, perhaps a client of that same thread, cannot run to release it: every
+ * such conflict would cost the full busy timeout. Those connections wait for a lock asynchronously instead
+ * (`busyWait`: SQLite answers SQLITE_BUSY at once, the statement is retried after a short sleep that lets
+ * the thread's other clients run, until the busy timeout), and offer no synchronous `runSync`.
  */
 export const sqliteDriver: Driver = {
   name: 'sqlite',
-  async connect(target: Target, _options: ConnectOptions): Promise<Connection> {
+  async connect(target: Target, options: ConnectOptions): Promise<Connection> {
     const file = target.path ?? ':memory:';
     let db: Database.Database | undefined;
     try {
       db = new Database(file);
       const raw = Number(target.params.busy_timeout ?? 5000);
       const busy = Number.isFinite(raw) ? Math.max(0, Math.trunc(raw)) : 5000;
-      db.pragma(`busy_timeout = ${busy}`);
+      db.pragma(`busy_timeout = ${options.sharedThread ? 0 : busy}`);
       if (file !== ':memory:') await enableWal(db, busy);
       const sync = target.params.synchronous;
       if (sync !== undefined) {
@@ -25,13 +31,32 @@ export const sqliteDriver: Driver = {
         }
         db.pragma(`synchronous = ${sync}`);
       }
+      const conn = new SqliteConnection(db, options.sharedThread ? busy : undefined);
+      return conn;
     } catch (e) {
       db?.close();
       throw classifySqlite(e);
     }
-    return new SqliteConnection(db);
   },
 };
+
+const isBusy = (e: unknown): boolean => /^SQLITE_(BUSY|LOCKED)/.test((e as { code?: string })?.code ?? '');
+
+/**
+ * Run FN, and while SQLite answers busy, again after a sleep (1 ms, doubling up to 20 ms) until BUSY_MS
+ * have passed: SQLite's busy handler, but one that lets the thread's other clients run while it waits.
+ */
+async function busyWait<T>(busyMs: number, fn: () => T): Promise<T> {
+  const deadline = Date.now() + busyMs;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 2)) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || Date.now() >= deadline) throw classifySqlite(e);
+    }
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
 
 /**
  * Switch to WAL. Several clients opening a new file at once race for the exclusive lock this needs, and
@@ -58,9 +83,12 @@ class SqliteConnection implements Connection {
   private readonly db: Database.Database;
   /** Cache for text-protocol queries: SQLite compiles every statement anyway. */
   private readonly cache = new Map<string, Database.Statement>();
+  /** Set when the thread is shared: how long to wait for a lock, asynchronously (see `busyWait`). */
+  private readonly sharedBusyMs: number | undefined;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, sharedBusyMs?: number) {
     this.db = db;
+    this.sharedBusyMs = sharedBusyMs;
     this.serverVersion = `SQLite ${(db.prepare('select sqlite_version() as v').get() as { v: string }).v}`;
   }
 
@@ -75,6 +103,8 @@ class SqliteConnection implements Connection {
   }
 
   async query(sql: string, params?: readonly unknown[]): Promise<number> {
+    if (this.sharedBusyMs !== undefined)
+      return busyWait(this.sharedBusyMs, () => runSqlite(this.stmt(sql), params));
     try {
       return runSqlite(this.stmt(sql), params);
     } catch (e) {
@@ -90,6 +120,14 @@ class SqliteConnection implements Connection {
       if (s.reader) s.raw(true);
     } catch (e) {
       throw classifySqlite(e);
+    }
+    const busyMs = this.sharedBusyMs;
+    if (busyMs !== undefined) {
+      // a shared thread: no synchronous path, a lock is waited for without blocking the thread
+      return {
+        run: (params?: readonly unknown[]): Promise<number> => busyWait(busyMs, () => runSqlite(s, params)),
+        async close(): Promise<void> {},
+      };
     }
     const runSync = (params?: readonly unknown[]): number => {
       try {
@@ -108,13 +146,17 @@ class SqliteConnection implements Connection {
   }
 
   async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
-    try {
+    const once = (): Row[] => {
       const s = this.stmt(sql);
       if (!s.reader) {
         s.run(...((params ?? []) as unknown[]));
         return [];
       }
       return s.all(...((params ?? []) as unknown[])) as Row[];
+    };
+    if (this.sharedBusyMs !== undefined) return busyWait(this.sharedBusyMs, once);
+    try {
+      return once();
     } catch (e) {
       throw classifySqlite(e);
     }

@@ -83,6 +83,12 @@ export interface ConnectOptions {
    * client, whose typed rows they read.
    */
   load?: boolean;
+  /**
+   * This connection's thread runs other clients too (an SQLite load worker with several clients). A
+   * library that blocks its thread (better-sqlite3) must then never wait inside a call: a client waiting
+   * for a lock would stall the others of its thread, the lock's holder among them.
+   */
+  sharedThread?: boolean;
 }
 
 export interface Driver {

@@ -1,7 +1,8 @@
 /**
- * Entry point of a load worker thread. It owns some of the run's clients (one for SQLite, whose driver
- * blocks its thread), connects them, waits for the common start, runs them, and streams interval snapshots
- * to the engine. Stop requests arrive through shared memory, so a busy synchronous loop still sees them.
+ * Entry point of a load worker thread. It owns some of the run's clients (for SQLite, whose driver blocks
+ * its thread, one each up to a bound, beyond it several that wait for locks without blocking the thread),
+ * connects them, waits for the common start, runs them, and streams interval snapshots to the engine.
+ * Stop requests arrive through shared memory, so a busy synchronous loop still sees them.
  */
 import { parentPort } from 'node:worker_threads';
 import { asDbError, type DbError } from '../driver/errors.ts';
@@ -85,7 +86,12 @@ async function onInit(m: InitMessage): Promise<void> {
           : workload.targetFor(id, plan.target);
       const t0 = nowUs();
       try {
-        const conn = await driver.connect(target, { connectTimeoutMs: plan.connectTimeoutMs, load: true });
+        const conn = await driver.connect(target, {
+          connectTimeoutMs: plan.connectTimeoutMs,
+          load: true,
+          // several clients on this thread: a blocking driver must not wait inside a call
+          sharedThread: m.clientIds.length > 1,
+        });
         return { id, target, conn, ms: (nowUs() - t0) / 1000 };
       } catch (e) {
         currentClient ??= id; // the first client that failed names the error

@@ -66,3 +66,16 @@ test('connectAll starts no connect after the first failure, closes what it opene
     'every connection opened is closed',
   );
 });
+
+test('connectAll opens the first connection alone: the connector runs cold once, in no one else’s connect time', async () => {
+  const events: string[] = [];
+  const ids = Array.from({ length: 10 }, (_, i) => i + 1);
+  await connectAll(ids, async (id) => {
+    events.push(`start ${id}`);
+    await tick();
+    events.push(`end ${id}`);
+    return { id, conn: fakeConn([], id) };
+  });
+  assert.deepEqual(events.slice(0, 3), ['start 1', 'end 1', 'start 2'], events.join(', '));
+  assert.ok(events.indexOf('start 3') < events.indexOf('end 2'), 'the others connect together');
+});

@@ -141,6 +141,9 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
   readonly driver = 'mysql' as const;
   serverVersion = 'MySQL';
   sessionId = 0;
+  /** See Connection.connectMs: from the socket's connect call to the OK after authentication. */
+  connectMs: number | undefined;
+  private connectStart = 0;
 
   readonly socket: net.Socket;
   readonly target: Target;
@@ -180,6 +183,7 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
     this.hResolve = resolve;
     this.hReject = reject;
     const onread = { buffer: this.rb, callback: (n: number): boolean => this.onRead(n) };
+    this.connectStart = performance.now();
     this.socket =
       target.socket !== undefined
         ? net.connect({ path: target.socket, onread })
@@ -373,6 +377,7 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
   }
 
   private onAuthenticated(): void {
+    this.connectMs = performance.now() - this.connectStart;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.scramble = Buffer.alloc(0);

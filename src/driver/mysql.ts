@@ -41,6 +41,9 @@ async function connectMysql2(target: Target, options: ConnectOptions): Promise<C
   let conn: mysql2.Connection;
   // Loaded on first use, like mariadb: load workers on the default dbsmack connector never need it.
   const { createConnection } = (await import('mysql2/promise')).default;
+  // the library's connect (socket, handshake, authentication), not the module load before it
+  const t0 = performance.now();
+  let connectMs: number;
   try {
     conn = await createConnection({
       host: target.host,
@@ -58,12 +61,14 @@ async function connectMysql2(target: Target, options: ConnectOptions): Promise<C
       // CPU in a point-select profile); errors are classified and reported without JS stacks anyway.
       trace: false,
     });
+    connectMs = performance.now() - t0;
   } catch (e) {
     throw classifyMysql(e);
   }
   // A connection that dies while idle emits 'error'; the next query reports it, so only keep the process alive.
   conn.on('error', () => {});
   const c = new Mysql2Connection(conn);
+  c.connectMs = connectMs;
   try {
     const [rows] = await conn.query({ sql: 'SELECT VERSION()', rowsAsArray: true });
     c.serverVersion = formatMysqlVersion(String((rows as unknown[][])[0]?.[0] ?? ''));
@@ -89,6 +94,7 @@ function countMysql2(result: unknown): number {
 class Mysql2Connection extends StatementTransactions implements Connection {
   readonly driver = 'mysql' as const;
   serverVersion = 'MySQL';
+  connectMs: number | undefined;
   readonly sessionId: number;
   private readonly conn: mysql2.Connection;
 
@@ -152,6 +158,8 @@ async function connectMariadb(target: Target, options: ConnectOptions): Promise<
   let conn: mariadb.Connection;
   // Loaded on first use: every worker thread would otherwise load both connectors at start.
   const { createConnection } = await import('mariadb');
+  const t0 = performance.now();
+  let connectMs: number;
   try {
     conn = await createConnection({
       host: target.host,
@@ -168,11 +176,14 @@ async function connectMariadb(target: Target, options: ConnectOptions): Promise<
       // Keep the prepared-statement cache: the hot path re-executes the same statements.
       prepareCacheLength: 256,
     });
+    connectMs = performance.now() - t0;
   } catch (e) {
     throw classifyMysql(e);
   }
   conn.on('error', () => {});
-  return new MariadbConnection(conn);
+  const c = new MariadbConnection(conn);
+  c.connectMs = connectMs;
+  return c;
 }
 
 function countMariadb(result: unknown): number {
@@ -183,6 +194,7 @@ function countMariadb(result: unknown): number {
 class MariadbConnection extends StatementTransactions implements Connection {
   readonly driver = 'mysql' as const;
   readonly serverVersion: string;
+  connectMs: number | undefined;
   readonly sessionId: number;
   private readonly conn: mariadb.Connection;
 

@@ -33,12 +33,15 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   readonly driver = 'mysql' as const;
   readonly serverVersion: string;
   readonly sessionId: number;
+  /** The lean client's login: see Connection.connectMs. */
+  readonly connectMs: number | undefined;
   private readonly deprecateEof: boolean;
 
   constructor(lean: LeanMysqlConnection) {
     super(socketFd(lean.socket), P_MYSQL, lean.deprecateEof);
     this.serverVersion = lean.serverVersion;
     this.sessionId = lean.sessionId;
+    this.connectMs = lean.connectMs;
     this.deprecateEof = lean.deprecateEof;
   }
 

@@ -52,12 +52,15 @@ class NativePgConnection extends NativeRequests implements Connection {
   readonly driver = 'postgres' as const;
   readonly serverVersion: string;
   readonly sessionId: number | undefined;
+  /** The lean client's login: see Connection.connectMs. */
+  readonly connectMs: number | undefined;
   private statementSeq = 0;
 
   constructor(lean: LeanPgConnection) {
     super(socketFd(lean.socket), P_PG, false);
     this.serverVersion = lean.serverVersion;
     this.sessionId = lean.sessionId;
+    this.connectMs = lean.connectMs;
   }
 
   protected serverError(bytes: Buffer): DbError {

@@ -130,6 +130,9 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
   readonly driver = 'postgres' as const;
   serverVersion = 'PostgreSQL';
   sessionId: number | undefined;
+  /** See Connection.connectMs: from the socket's connect call to the first ReadyForQuery. */
+  connectMs: number | undefined;
+  private connectStart = 0;
 
   readonly target: Target;
   socket: net.Socket | undefined;
@@ -185,6 +188,7 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
         reject(e);
       };
       const onread = { buffer: READ_BUFFER, callback: (n: number, b: Buffer): boolean => this.onRead(n, b) };
+      this.connectStart = performance.now();
       const sock = t.socket
         ? net.connect({ path: where, onread })
         : net.connect({ host: t.host ?? 'localhost', port, onread });
@@ -322,6 +326,7 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
           return;
         case READY_FOR_QUERY: // connected
           this.state = S_READY;
+          this.connectMs = performance.now() - this.connectStart;
           this.connectResolve?.(this);
           return;
         case ERROR_RESPONSE:

@@ -43,6 +43,7 @@ export const postgresDriver: Driver = {
     });
     // An idle client whose server goes away emits 'error'; without a listener that would crash the process.
     client.on('error', () => {});
+    const t0 = performance.now();
     try {
       await client.connect();
     } catch (e) {
@@ -50,6 +51,7 @@ export const postgresDriver: Driver = {
       throw classifyPostgres(e);
     }
     const conn = new PgConnection(client);
+    conn.connectMs = performance.now() - t0;
     try {
       const r = await client.query('SHOW server_version');
       conn.serverVersion = `PostgreSQL ${(r.rows[0] as { server_version: string }).server_version}`;
@@ -72,6 +74,7 @@ let statementCounter = 0;
 class PgConnection extends StatementTransactions implements Connection {
   readonly driver = 'postgres' as const;
   serverVersion = 'PostgreSQL';
+  connectMs: number | undefined;
   readonly sessionId: number | undefined;
   private readonly client: pg.Client;
 

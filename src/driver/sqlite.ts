@@ -18,6 +18,7 @@ export const sqliteDriver: Driver = {
   async connect(target: Target, options: ConnectOptions): Promise<Connection> {
     const file = target.path ?? ':memory:';
     let db: Database.Database | undefined;
+    const t0 = performance.now();
     try {
       db = new Database(file);
       const raw = Number(target.params.busy_timeout ?? 5000);
@@ -32,6 +33,7 @@ export const sqliteDriver: Driver = {
         db.pragma(`synchronous = ${sync}`);
       }
       const conn = new SqliteConnection(db, options.sharedThread ? busy : undefined);
+      conn.connectMs = performance.now() - t0;
       return conn;
     } catch (e) {
       db?.close();
@@ -80,6 +82,7 @@ async function enableWal(db: Database.Database, busyMs: number): Promise<void> {
 class SqliteConnection implements Connection {
   readonly driver = 'sqlite' as const;
   readonly serverVersion: string;
+  connectMs: number | undefined;
   private readonly db: Database.Database;
   /** Cache for text-protocol queries: SQLite compiles every statement anyway. */
   private readonly cache = new Map<string, Database.Statement>();

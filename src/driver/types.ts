@@ -72,6 +72,14 @@ export interface Connection {
    * Read right after a request settles.
    */
   readonly timedUs?: number | undefined;
+  /**
+   * This connection's own connect and handshake, in milliseconds: from its socket's connect call to the
+   * end of the handshake (MySQL's OK after authentication, PostgreSQL's ReadyForQuery; SQLite: opening the
+   * file and setting WAL). Measured by the driver, the only one to see those moments: a caller timing its
+   * own call would also count loading the connector and the other connections of a batch. What
+   * super-smack's `connect:` line reports (it timed `mysql_real_connect` in each client's own process).
+   */
+  readonly connectMs?: number | undefined;
 }
 
 export interface ConnectOptions {

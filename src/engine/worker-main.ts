@@ -92,7 +92,9 @@ async function onInit(m: InitMessage): Promise<void> {
           // several clients on this thread: a blocking driver must not wait inside a call
           sharedThread: m.clientIds.length > 1,
         });
-        return { id, target, conn, ms: (nowUs() - t0) / 1000 };
+        // the connection's own connect and handshake (see Connection.connectMs), not the time this call
+        // waited for the connector to load or for the other connections of its batch
+        return { id, target, conn, ms: conn.connectMs ?? (nowUs() - t0) / 1000 };
       } catch (e) {
         currentClient ??= id; // the first client that failed names the error
         throw e;

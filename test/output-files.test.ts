@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, runCli, tmpDir } from './helpers/cli.ts';
+import { BIN, ROOT, runCli, tmpDir } from './helpers/cli.ts';
 
 const FAST = ['--db', 'sqlite::memory:', '--time', '0.2'];
 
@@ -186,4 +186,28 @@ test('history on an empty or missing file writes nothing: no schema, no file', a
   const run = await runCli(['run', 'select1', ...FAST, '--history', empty]);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(await recorded(empty), 1);
+});
+
+test('file system errors from paths the user gave are user errors naming the path, never internal ones', async () => {
+  const dir = tmpDir('dbsmack-out-');
+  const afile = path.join(dir, 'afile');
+  writeFileSync(afile, 'a regular file\n');
+  const smack = path.join(ROOT, 'examples', 'select-key.smack');
+  const datadir = path.join(dir, 'data');
+  mkdirSync(path.join(datadir, 'words.dat'), { recursive: true }); // the data file is a directory
+  const cases: [string[], RegExp][] = [
+    [['run', smack, '1', '1', '-D', afile], /cannot use the data directory .*afile/],
+    [
+      ['run', smack, '1', '1', '-D', datadir],
+      /select-key\.smack:\d+:\d+: cannot read the data file .*words\.dat: EISDIR/,
+    ],
+    [['show', '1', '--history', dir], /the history .* is a directory/],
+    [['history', '--history', dir], /the history .* is a directory/],
+    [['gen-data', '-n', '1', '-f', '%d', '-o', dir], /cannot write -o .*: it is a directory/],
+  ];
+  for (const [args, pattern] of cases) {
+    const r = await runCli(args, { cwd: dir });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assertUserError(r.stderr, pattern);
+  }
 });

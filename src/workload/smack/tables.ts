@@ -156,6 +156,11 @@ export async function prepareTable(conn: Connection, t: TableDef, env: TableEnv)
     rows = await loadDataFile(conn, t.name, file, env.open);
   } catch (e) {
     if (e instanceof DataFileError) throw new SmackError(env.file, t.dataFilePos ?? t.pos, e.message);
+    // the data file is unreadable (a directory, no permission): the user's to fix, not a bug
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+      throw new SmackError(env.file, t.dataFilePos ?? t.pos, `cannot read the data file ${file}: ${code}`);
+    }
     throw e;
   }
   const s = (performance.now() - t0) / 1000;

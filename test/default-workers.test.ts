@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import {
@@ -12,6 +11,7 @@ import {
   WORKER_BYTES,
 } from '../src/engine/engine.ts';
 import { BIN, runCli, tmpDir } from './helpers/cli.ts';
+import { needFile } from './helpers/preconditions.ts';
 
 const GiB = 2 ** 30;
 const big: MachineLimits = { cores: 2, totalMemBytes: 24 * GiB, fileLimit: 20000 };
@@ -95,11 +95,8 @@ test('more workers or clients than the machine holds are refused before the run,
 });
 
 test('more clients than open files allow (ulimit -n) are refused before the run', (t) => {
-  if (!existsSync('/proc/self/limits') || !existsSync('/bin/sh')) {
-    if (process.env.CI === 'true') throw new Error('CI=true and /proc/self/limits or /bin/sh is missing');
-    t.skip('no /proc/self/limits (not Linux) or no /bin/sh');
-    return;
-  }
+  if (!needFile(t, '/proc/self/limits', 'the open-file limit is read there (Linux)')) return;
+  if (!needFile(t, '/bin/sh', '/bin/sh sets the limit (ulimit -n)')) return;
   const dir = tmpDir('dbsmack-workers-');
   const r = spawnSync(
     '/bin/sh',

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from 'node:path';
 import { test } from 'node:test';
 import { BIN, ROOT, runCli, tmpDir } from './helpers/cli.ts';
+import { needFile } from './helpers/preconditions.ts';
 
 const FAST = ['--db', 'sqlite::memory:', '--time', '0.2'];
 
@@ -90,11 +91,7 @@ test('a bad output path stops every command before it starts, naming the path', 
 });
 
 test('a full disk after the run (/dev/full): the result is printed and recorded, the file named, exit 5', async (t) => {
-  if (!existsSync('/dev/full')) {
-    if (process.env.CI === 'true') throw new Error('CI=true and /dev/full is missing');
-    t.skip('/dev/full is missing (not Linux?)');
-    return;
-  }
+  if (!needFile(t, '/dev/full', '/dev/full stands for a full disk (Linux)')) return;
   const dir = tmpDir('dbsmack-out-');
   const history = path.join(dir, 'history.sqlite');
   const env = { DBSMACK_HISTORY: history };
@@ -134,11 +131,7 @@ function limited(blocks: number, args: string[], cwd: string): ReturnType<typeof
 }
 
 test('a write cut short by a file size limit leaves the old file whole and no temporary file', (t) => {
-  if (!existsSync('/bin/sh')) {
-    if (process.env.CI === 'true') throw new Error('CI=true and /bin/sh is missing');
-    t.skip('/bin/sh is missing');
-    return;
-  }
+  if (!needFile(t, '/bin/sh', '/bin/sh sets the file size limit (ulimit -f)')) return;
   const dir = tmpDir('dbsmack-out-');
   const sub = path.join(dir, 'out');
   mkdirSync(sub);

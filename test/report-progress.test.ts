@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type { IntervalPoint } from '../src/metrics/run-result.ts';
 import {
   createProgress,
@@ -159,12 +159,8 @@ test('dbsmack run on a terminal shows the redrawn status (through script(1) for 
 const stripEscapes = (s: string): string => s.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
 
 /** Run the built CLI on a pseudo-terminal of COLS columns (script(1)); stdout and stderr both go to it. */
-function onTerminal(t: { skip(why: string): void }, cols: number, args: string[]): string | undefined {
-  if (!existsSync('/usr/bin/script')) {
-    if (process.env.CI === 'true') throw new Error('CI=true and script(1) is not installed (util-linux)');
-    t.skip('script(1) is not installed (util-linux)');
-    return undefined;
-  }
+function onTerminal(t: TestContext, cols: number, args: string[]): string | undefined {
+  if (!needFile(t, '/usr/bin/script', 'script(1) gives the run a terminal (util-linux)')) return undefined;
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const r = spawnSync('/usr/bin/script', ['-qec', `stty cols ${cols} rows 24; exec ${quoted}`, '/dev/null'], {
     encoding: 'utf8',

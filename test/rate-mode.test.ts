@@ -88,6 +88,10 @@ test('--rate measures latency from the scheduled start (no coordinated omission)
       `sqlite:${path.join(dir, 's.sqlite')}`,
       '--rate',
       '100',
+      // even gaps: the bounds below count on the n-th arrival being due at 10n ms (poisson gaps, the
+      // default, put the 20th arrival anywhere from about 100 to 300 ms)
+      '--rate-shape',
+      'constant',
       '--rate-max-lag',
       '30',
       '--time',

@@ -116,6 +116,13 @@ for (const c of cases.filter((x) => x.name !== 'sqlite')) {
     const b = await connect(target);
     const admin = await connect(target);
     const table = `dbsmack_dl_${process.pid}`;
+    // Bounded lock waits: should the server not pick a victim, or the clean-up's DROP meet a transaction left
+    // open, the test fails with the server's lock timeout instead of waiting for a day.
+    const bound =
+      target.driver === 'postgres'
+        ? ["SET lock_timeout = '20s'"]
+        : ['SET SESSION innodb_lock_wait_timeout = 20', 'SET SESSION lock_wait_timeout = 20'];
+    for (const conn of [a, b, admin]) for (const sql of bound) await conn.query(sql);
     try {
       await admin.query(`DROP TABLE IF EXISTS ${table}`);
       await admin.query(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`);
@@ -166,8 +173,11 @@ for (const c of cases.filter((x) => x.name !== 'sqlite')) {
         'ER_CMD_CONNECTION_CLOSED',
       ]);
     } finally {
+      // The two clients first: closing them ends any transaction a failure left open, which would hold the
+      // table's locks against the DROP.
+      await Promise.all([a.close().catch(() => {}), b.close().catch(() => {})]);
       await admin.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
-      await Promise.all([a.close(), b.close(), admin.close()]);
+      await admin.close();
     }
   });
 }

@@ -21,12 +21,27 @@ export async function waitFor<T>(
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
+    // The check itself is bounded too: a query that hangs must not turn the bounded wait into an endless one.
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error('the check itself did not return')),
+        Math.max(until - Date.now(), 0) + 1000,
+      );
+    });
     try {
-      const v = await check();
+      const v = await Promise.race([Promise.resolve().then(check), hung]);
       if (v !== undefined && v !== false) return v;
       last = undefined;
     } catch (e) {
       last = e;
+      if ((e as Error).message === 'the check itself did not return') {
+        throw new Error(
+          `gave up after ${timeoutMs / 1000} s waiting for ${what} (the check itself did not return)`,
+        );
+      }
+    } finally {
+      clearTimeout(timer);
     }
     if (Date.now() >= until) {
       const why = last === undefined ? '' : ` (last attempt: ${(last as Error).message ?? String(last)})`;

@@ -15,6 +15,7 @@ import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
+import { addMetricsOptions } from './metrics-options.ts';
 import { fsReason, isSystemError } from './output.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { registerPgbench } from './pgbench.ts';
@@ -229,6 +230,8 @@ export function buildProgram(): Command {
 
   // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
   addProfileOptions(runCmd);
+  // --- live metrics --- (--metrics-listen, --metrics-linger)
+  addMetricsOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     const admin = program

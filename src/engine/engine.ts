@@ -24,6 +24,7 @@ import {
   CTRL_STOP,
   type FailMessage,
   type FromWorker,
+  type IntervalMessage,
   type RunPlan,
 } from './protocol.ts';
 import { spawnLoadWorker } from './spawn.ts';
@@ -71,6 +72,8 @@ export interface EngineOutcome {
 export interface EngineHooks {
   /** An interval is complete (all workers reported it). */
   onInterval?(point: IntervalPoint): void;
+  /** One worker's interval snapshot, as it arrives (live metrics: `--metrics-listen`). */
+  onSnapshot?(snapshot: IntervalMessage): void;
   /** Every worker has stopped measuring; the clients' connections are still open until this settles. */
   onMeasureEnd?(): Promise<void> | void;
   /** Connections are up; the run starts when the returned promise settles. */
@@ -472,6 +475,7 @@ export class Engine {
               acc.reported++;
               acc.snap.push(m);
               mergeCounters(m);
+              this.hooks.onSnapshot?.(m);
               lastIdx[m.workerIndex] = m.idx;
               emitComplete(false);
               break;
@@ -483,6 +487,7 @@ export class Engine {
               const acc = interval(m.last.idx);
               acc.snap.push(m.last);
               mergeCounters(m.last);
+              this.hooks.onSnapshot?.(m.last);
               lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
               doneFloor = Math.min(doneFloor, m.last.idx);
               done[m.workerIndex] = true;

@@ -10,7 +10,7 @@ import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
 import { Engine } from './engine.ts';
-import type { RunPlan } from './protocol.ts';
+import type { IntervalMessage, RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
 export interface ProbeStartInfo {
@@ -63,6 +63,8 @@ export interface RunInput {
   label?: string;
   probes?: RunProbe[];
   onInterval?(p: IntervalPoint): void;
+  /** Each worker's interval snapshot as it arrives (live metrics). */
+  onSnapshot?(snapshot: IntervalMessage): void;
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;
@@ -97,6 +99,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
     ...(input.onInterval ? { onInterval: input.onInterval } : {}),
+    ...(input.onSnapshot ? { onSnapshot: input.onSnapshot } : {}),
     onMeasureEnd: async () => {
       for (const p of started) await p.measured?.();
     },
@@ -134,7 +137,8 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
     // A probe that started always stops, even when the run failed, so that it restores what it changed.
     for (const p of started) {
       const data = await p.stop(result);
-      if (result !== undefined) (result as unknown as Record<string, unknown>)[p.key] = data;
+      if (result !== undefined && data !== undefined)
+        (result as unknown as Record<string, unknown>)[p.key] = data;
     }
   }
   return result as RunResult;

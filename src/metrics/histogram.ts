@@ -88,3 +88,30 @@ export function summarize(h: Histogram): LatencySummary {
 export function percentileMs(h: Histogram, p: number): number {
   return h.totalCount === 0 ? 0 : r3(h.getValueAtPercentile(p) / 1000);
 }
+
+/** The internals of hdr-histogram-js's JS histograms that let us walk the recorded values. */
+interface CountsWalk {
+  countsArrayLength: number;
+  getCountAtIndex(i: number): number;
+  valueFromIndex(i: number): number;
+  medianEquivalentValue(v: number): number;
+}
+
+/**
+ * Call `fn` for every bucket of `h` that holds values: its lowest equivalent value and its median
+ * equivalent value (µs), and its count. Works on decoded (plain JS) histograms, whose counts can be walked.
+ */
+export function forEachRecorded(
+  h: Histogram,
+  fn: (lowestUs: number, medianUs: number, count: number) => void,
+): void {
+  const walk = h as unknown as CountsWalk;
+  if (typeof walk.getCountAtIndex !== 'function')
+    throw new Error('histogram implementation cannot be walked');
+  for (let i = 0; i < walk.countsArrayLength; i++) {
+    const c = walk.getCountAtIndex(i);
+    if (c === 0) continue;
+    const lo = walk.valueFromIndex(i);
+    fn(lo, walk.medianEquivalentValue(lo), c);
+  }
+}

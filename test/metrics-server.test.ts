@@ -11,7 +11,14 @@ import { UsageError } from '../src/cli/errors.ts';
 import { parseListenAddress } from '../src/cli/metrics-options.ts';
 import { registerSecret } from '../src/driver/redact.ts';
 import { parseTarget } from '../src/driver/url.ts';
-import { encodeHistogram, recordingHistogram } from '../src/metrics/histogram.ts';
+import {
+  decodeHistogram,
+  encodeHistogram,
+  forEachRecorded,
+  initHistograms,
+  mergingHistogram,
+  recordingHistogram,
+} from '../src/metrics/histogram.ts';
 import { BucketHistogram, LATENCY_BUCKETS_S, LiveMetrics, runLabels } from '../src/report/live-metrics.ts';
 import { startCli } from './helpers/cli.ts';
 import { waitFor, waitForOutput } from './helpers/wait.ts';
@@ -69,15 +76,18 @@ test('--metrics-listen addresses: HOST:PORT, [IPv6]:PORT, :PORT; anything else i
   }
 });
 
-test('HDR snapshots fill the Prometheus buckets: cumulative counts, +Inf, _sum and _count', async () => {
+test('HDR histograms fill the Prometheus buckets: cumulative counts, +Inf, _sum and _count; runs add up', async () => {
   const h = new BucketHistogram('x_seconds', 'x', LATENCY_BUCKETS_S);
-  const rec = recordingHistogram();
-  for (const us of [40, 40, 50, 150, 150, 3_000_000]) rec.recordValue(us);
-  h.addEncoded({ statement: 'a' }, encodeHistogram(rec));
-  rec.reset();
-  rec.recordValue(20_000_000); // above the highest bound: +Inf only
-  h.addEncoded({ statement: 'a' }, encodeHistogram(rec));
-  rec.destroy();
+  const run1 = mergingHistogram();
+  for (const us of [40, 40, 50, 150]) run1.recordValue(us);
+  h.track({ statement: 'a' }, run1);
+  // the engine goes on merging into the same histogram: a scrape reads what it holds then
+  run1.recordValue(150);
+  run1.recordValue(3_000_000);
+  h.fold(); // the run ended (a sweep's next run follows)
+  const run2 = mergingHistogram();
+  run2.recordValue(20_000_000); // above the highest bound: +Inf only
+  h.track({ statement: 'a' }, run2);
   const got = await h.get();
   const bucket = (le: string): number | undefined =>
     got.values.find((v) => v.metricName === 'x_seconds_bucket' && v.labels.le === le)?.value;
@@ -97,22 +107,43 @@ test('HDR snapshots fill the Prometheus buckets: cumulative counts, +Inf, _sum a
   assert.equal(got.values.find((v) => v.metricName === 'x_seconds_count')?.value, 7);
 });
 
-test('LiveMetrics adds snapshots up and formats them with the run labels', async () => {
-  const m = new LiveMetrics({ workload: 'w', target: 'sqlite:x.db', label: 'say "hi"' });
+test('the walk over recorded values visits every value, decoded or merged, zero and the maximum too', async () => {
+  await initHistograms(); // the workers' WebAssembly histograms
   const rec = recordingHistogram();
-  rec.recordValue(120);
-  const hist = encodeHistogram(rec);
+  for (const us of [0, 1, 7, 2047, 2048, 99_999, 3_599_999_999]) rec.recordValue(us);
+  const decoded = decodeHistogram(encodeHistogram(rec));
   rec.destroy();
+  const merged = mergingHistogram();
+  merged.add(decoded);
+  for (const h of [decoded, merged]) {
+    const seen: number[] = [];
+    forEachRecorded(h, (lo, _mid, c) => {
+      for (let i = 0; i < c; i++) seen.push(lo);
+    });
+    assert.equal(seen.length, 7);
+    assert.equal(seen[0], 0);
+    assert.ok((seen[6] as number) > 3_590_000_000);
+  }
+});
+
+test('LiveMetrics counts snapshots, reads the totals, and formats them with the run labels', async () => {
+  const m = new LiveMetrics({ workload: 'w', target: 'sqlite:x.db', label: 'say "hi"' });
   const snap = {
-    types: [{ name: 'point_selects', kind: 'read' as const, count: 3, errors: 1, hist }],
+    types: [{ name: 'point_selects', kind: 'read' as const, count: 3, errors: 1 }],
     events: 2,
-    eventHist: hist,
     errors: [{ code: '1213', kind: 'retryable' as const, count: 1, ignored: false, message: 'deadlock' }],
     retries: 1,
     reconnects: 0,
   };
-  m.snapshot(snap, 0);
-  m.snapshot(snap, 1);
+  const stmt = mergingHistogram();
+  const events = mergingHistogram();
+  const totals = { types: new Map([['point_selects', { hist: stmt }]]), events: { hist: events } };
+  stmt.recordValue(120);
+  events.recordValue(120);
+  m.snapshot(snap, 0, totals);
+  stmt.recordValue(130);
+  events.recordValue(130);
+  m.snapshot(snap, 1, totals);
   m.phase('measuring');
   const text = await m.text();
   // the label's quotes escaped as the exposition format wants them
@@ -122,6 +153,7 @@ test('LiveMetrics adds snapshots up and formats them with the run labels', async
   assert.match(text, /^# TYPE dbsmack_statement_latency_seconds histogram$/m);
   assert.equal(sample(text, 'dbsmack_statement_latency_seconds_bucket', /le="0.0002"/), 2);
   assert.equal(sample(text, 'dbsmack_statement_latency_seconds_bucket', /le="0.0001"/), 0);
+  assert.equal(sample(text, 'dbsmack_event_latency_seconds_count'), 2);
   assert.equal(sample(text, 'dbsmack_errors_total', /code="1213",kind="retryable"/), 2);
   assert.equal(sample(text, 'dbsmack_statement_errors_total'), 2);
   assert.equal(sample(text, 'dbsmack_events_total'), 4);

@@ -7,6 +7,7 @@
  */
 import { Option } from '@commander-js/extra-typings';
 import type { Target } from '../driver/types.ts';
+import type { LiveTotals } from '../engine/engine.ts';
 import type { IntervalMessage } from '../engine/protocol.ts';
 import type { RunProbe } from '../engine/run-once.ts';
 import type { LiveMetrics } from '../report/live-metrics.ts';
@@ -107,10 +108,10 @@ export class MetricsSession {
    * The engine's snapshot hook (`RunInput.onSnapshot`). A failure here must not cost the run: it is told
    * once, and the metrics stop moving.
    */
-  readonly onSnapshot = (m: IntervalMessage): void => {
+  readonly onSnapshot = (m: IntervalMessage, totals: LiveTotals): void => {
     if (this.failed) return;
     try {
-      this.metrics.snapshot(m, m.workerIndex);
+      this.metrics.snapshot(m, m.workerIndex, totals);
     } catch (e) {
       this.failed = true;
       this.log(`dbsmack: warning: live metrics stopped: ${(e as Error).message}`);

@@ -9,7 +9,7 @@ import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
-import { Engine } from './engine.ts';
+import { Engine, type LiveTotals } from './engine.ts';
 import type { IntervalMessage, RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
@@ -63,8 +63,8 @@ export interface RunInput {
   label?: string;
   probes?: RunProbe[];
   onInterval?(p: IntervalPoint): void;
-  /** Each worker's interval snapshot as it arrives (live metrics). */
-  onSnapshot?(snapshot: IntervalMessage): void;
+  /** Each worker's interval snapshot as it arrives, with the run's totals so far (live metrics). */
+  onSnapshot?(snapshot: IntervalMessage, totals: LiveTotals): void;
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;

@@ -5,16 +5,17 @@
  * what Prometheus sees moves once per `--report-interval` (1 s by default), per worker.
  *
  * Counters and gauges are prom-client's. The latency histograms are Prometheus histograms too, but their
- * buckets are filled from the HDR histograms of each snapshot, a bucket at a time: prom-client's Histogram
+ * buckets are read at each scrape from the HDR histograms the engine merges anyway: prom-client's Histogram
  * takes one value per `observe` call (about 350 ns each on this machine, measured with 1 M calls), which at
- * the hundreds of thousands of statements per second a SQLite run makes would cost the main thread a sixth
- * of a core. `BucketHistogram` gives prom-client's registry the same shape its own histograms give it.
+ * the hundreds of thousands to millions of statements per second a SQLite run makes would cost the main
+ * thread a sixth of a core or more. `BucketHistogram` gives prom-client's registry the same shape its own
+ * histograms give it. bench/metrics-cost.ts measures what is left.
  */
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import type { CounterSnapshot } from '../engine/protocol.ts';
-import { decodeHistogram, forEachRecorded } from '../metrics/histogram.ts';
+import { forEachRecorded, type Histogram } from '../metrics/histogram.ts';
 
 /**
  * Upper bounds of the latency buckets, seconds: 1-2-5 steps from 50 µs to 10 s (17 buckets and +Inf), so
@@ -53,19 +54,24 @@ export function runLabels(workload: string, target: Target, label?: string): Run
 
 interface BucketSeries {
   labels: Record<string, string>;
-  /** Count per bucket (not cumulative), the last one for values above the highest bound. */
-  counts: number[];
-  sum: number;
-  count: number;
+  /** What earlier runs of a sweep added: count per bucket (not cumulative), the last one above the highest bound. */
+  base: number[];
+  baseSum: number;
+  baseCount: number;
+  /** The running run's merged histogram of this series (µs), read at each scrape. */
+  live: Histogram | undefined;
 }
 
 /** `le` as Prometheus prints it (`5e-05`, `0.001`, `10`). */
 const leText = (v: number): string => String(v);
 
 /**
- * A Prometheus histogram whose buckets are added to in bulk from HDR histograms. It implements what
- * prom-client's `Registry` reads of a metric (`name`, `help`, `type`, `aggregator`, `get()`), so the registry
- * formats it with the other metrics.
+ * A Prometheus histogram whose buckets are read, at each scrape, from the run's merged HDR histograms (the
+ * engine's totals per statement type, µs), so a snapshot costs no decoding beyond the engine's own. It
+ * implements what prom-client's `Registry` reads of a metric (`name`, `help`, `type`, `aggregator`,
+ * `get()`), so the registry formats it with the other metrics. A value goes to the first bucket whose bound
+ * is at least the lowest value of its HDR bucket (HDR keeps three significant digits: a value within 0.1%
+ * of a bound may count on either side of it).
  */
 export class BucketHistogram {
   readonly name: string;
@@ -83,27 +89,56 @@ export class BucketHistogram {
     this.boundsUs = boundsS.map((b) => Math.round(b * 1e6));
   }
 
-  /**
-   * Add the values of an encoded HDR snapshot (µs) under `labels`. A value goes to the first bucket whose
-   * bound is at least the lowest value of its HDR bucket (HDR keeps three significant digits: a value
-   * within 0.1% of a bound may count on either side of it).
-   */
-  addEncoded(labels: Record<string, string>, b64: string): void {
+  /** Read `h` (which goes on growing) for the series of `labels` from now on, until `fold`. */
+  track(labels: Record<string, string>, h: Histogram): void {
     const key = JSON.stringify(labels);
     let s = this.series.get(key);
     if (s === undefined) {
-      s = { labels, counts: new Array<number>(this.boundsUs.length + 1).fill(0), sum: 0, count: 0 };
+      s = {
+        labels,
+        base: new Array<number>(this.boundsUs.length + 1).fill(0),
+        baseSum: 0,
+        baseCount: 0,
+        live: h,
+      };
       this.series.set(key, s);
+    } else if (s.live !== h) {
+      this.foldSeries(s);
+      s.live = h;
     }
-    const target = s;
-    const bounds = this.boundsUs;
-    forEachRecorded(decodeHistogram(b64), (lowUs, midUs, c) => {
-      let j = 0;
-      while (j < bounds.length && lowUs > (bounds[j] as number)) j++;
-      target.counts[j] = (target.counts[j] ?? 0) + c;
-      target.sum += (midUs * c) / 1e6;
-      target.count += c;
+  }
+
+  /** A run ended: keep what its histograms hold, for the runs that follow (a sweep). */
+  fold(): void {
+    for (const s of this.series.values()) this.foldSeries(s);
+  }
+
+  private foldSeries(s: BucketSeries): void {
+    if (s.live === undefined) return;
+    const b = this.buckets(s.live);
+    b.counts.forEach((c, j) => {
+      s.base[j] = (s.base[j] ?? 0) + c;
     });
+    s.baseSum += b.sum;
+    s.baseCount += b.count;
+    s.live = undefined;
+  }
+
+  /** Counts per bucket (not cumulative), sum (seconds) and count of an HDR histogram in µs. */
+  buckets(h: Histogram): { counts: number[]; sum: number; count: number } {
+    const bounds = this.boundsUs;
+    const counts = new Array<number>(bounds.length + 1).fill(0);
+    let sum = 0;
+    let count = 0;
+    let j = 0;
+    // the walk goes up through the values, so the bucket only ever moves up
+    forEachRecorded(h, (lowUs, midUs, c) => {
+      while (j < bounds.length && lowUs > (bounds[j] as number)) j++;
+      counts[j] = (counts[j] ?? 0) + c;
+      sum += (midUs * c) / 1e6;
+      count += c;
+    });
+    return { counts, sum, count };
   }
 
   /** What prom-client's registry formats: cumulative `_bucket` series, `_sum` and `_count`. */
@@ -116,21 +151,29 @@ export class BucketHistogram {
   }> {
     const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
     for (const s of this.series.values()) {
+      const live = s.live ? this.buckets(s.live) : { counts: [], sum: 0, count: 0 };
       let acc = 0;
       this.boundsS.forEach((b, j) => {
-        acc += s.counts[j] ?? 0;
+        acc += (s.base[j] ?? 0) + (live.counts[j] ?? 0);
         values.push({
           labels: { ...s.labels, le: leText(b) },
           value: acc,
           metricName: `${this.name}_bucket`,
         });
       });
-      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+      const count = s.baseCount + live.count;
+      values.push({ labels: { ...s.labels, le: '+Inf' }, value: count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.baseSum + live.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: count, metricName: `${this.name}_count` });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
+}
+
+/** The engine's running totals of a run: merged histograms per statement type and of the events (µs). */
+export interface LiveTotals {
+  types: ReadonlyMap<string, { readonly hist: Histogram }>;
+  events: { readonly hist: Histogram };
 }
 
 /** The metrics of one run (or of every run of a sweep, which add up in the same series). */
@@ -253,15 +296,18 @@ export class LiveMetrics {
     this.clientsGauge.set(n);
   }
 
-  /** Add one worker's interval snapshot (`workerIndex` tells whose rate queue it reports). */
-  snapshot(s: CounterSnapshot, workerIndex: number): void {
+  /**
+   * Count one worker's interval snapshot (`workerIndex` tells whose rate queue it reports); the latency
+   * histograms are read from the engine's `totals` at each scrape.
+   */
+  snapshot(s: CounterSnapshot, workerIndex: number, totals: LiveTotals): void {
     for (const t of s.types) {
       if (t.count > 0) this.statements.inc({ statement: t.name, kind: t.kind }, t.count);
       if (t.errors > 0) this.statementErrors.inc({ statement: t.name }, t.errors);
-      if (t.hist) this.statementLatency.addEncoded({ statement: t.name }, t.hist);
     }
+    for (const [statement, acc] of totals.types) this.statementLatency.track({ statement }, acc.hist);
+    this.eventLatency.track({}, totals.events.hist);
     if (s.events > 0) this.events.inc(s.events);
-    if (s.eventHist) this.eventLatency.addEncoded({}, s.eventHist);
     for (const e of s.errors) if (e.count > 0) this.errors.inc({ code: e.code, kind: e.kind }, e.count);
     if (s.retries > 0) this.retries.inc(s.retries);
     if (s.reconnects > 0) this.reconnects.inc(s.reconnects);
@@ -279,8 +325,10 @@ export class LiveMetrics {
     }
   }
 
-  /** A run of a sweep ended: the next one's workers start with empty queues. */
+  /** A run ended: its histograms are kept for the runs that follow (a sweep), whose workers start afresh. */
   runEnded(): void {
+    this.statementLatency.fold();
+    this.eventLatency.fold();
     this.rateByWorker.clear();
     this.clients(0);
   }

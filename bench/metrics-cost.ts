@@ -1,6 +1,6 @@
 /**
- * What `--metrics-listen` costs a run: the same run without and with it, in turn (A B A B …, `--repeat`
- * pairs), on SQLite and on MariaDB. While the B run goes, the benchmark scrapes its /metrics every
+ * What `--metrics-listen` costs a run: the same run without and with it, in turn (A B, B A, A B …,
+ * `--repeat` pairs), on SQLite and on MariaDB. While the B run goes, the benchmark scrapes its /metrics every
  * `--scrape` seconds as Prometheus would. Prints per pair the queries/s and dbsmack's CPU µs per query
  * (`client_cpu` of the RunResult: every thread of the process over the measured part) of each, their
  * ratios with/without, the medians, and the scrapes' size and time. On a machine shared with the server
@@ -158,8 +158,11 @@ try {
     const qpsRatios: number[] = [];
     const cpuRatios: number[] = [];
     for (let i = 0; i < repeat; i++) {
-      const a = await run(db, false);
-      const b = await run(db, true);
+      // A B, then B A: a run that always goes second (a warmer server, a calmer machine) would bias the ratio
+      const withFirst = i % 2 === 1;
+      const first = await run(db, withFirst);
+      const second = await run(db, !withFirst);
+      const [a, b] = withFirst ? [second, first] : [first, second];
       const qa = a.result.totals.qps;
       const qb = b.result.totals.qps;
       const ca = a.result.client_cpu.us_per_query;
@@ -167,7 +170,7 @@ try {
       qpsRatios.push(qb / qa);
       cpuRatios.push(cb / ca);
       process.stdout.write(
-        `${name} pair ${i + 1}: without ${f(qa)} q/s ${f(ca, 2)} µs/q, with ${f(qb)} q/s ${f(cb, 2)} µs/q; ` +
+        `${name} pair ${i + 1}${withFirst ? ' (with first)' : ''}: without ${f(qa)} q/s ${f(ca, 2)} µs/q, with ${f(qb)} q/s ${f(cb, 2)} µs/q; ` +
           `ratios ${f(qb / qa, 3)} q/s, ${f(cb / ca, 3)} CPU/query; ${b.scrapes} scrapes of ${b.bytes} bytes, ` +
           `median ${f(median(b.scrapeMs), 1)} ms\n`,
       );

@@ -234,7 +234,7 @@ export class LiveMetrics {
     });
     this.late = new Counter({
       name: 'dbsmack_rate_late_events_total',
-      help: 'Open loop (--rate): events started later than --rate-late after their scheduled time',
+      help: 'Open loop (--rate): events started more than --rate-late-ms after their scheduled time',
       registers,
     });
     this.clientsGauge = new Gauge({

@@ -228,10 +228,11 @@ export function buildProgram(): Command {
   });
   // --- end of sysbench options ---
 
-  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
-  addProfileOptions(runCmd);
   // --- live metrics --- (--metrics-listen, --metrics-linger)
   addMetricsOptions(runCmd);
+
+  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
+  addProfileOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     const admin = program

@@ -32,10 +32,7 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions
-  extends TargetOptions,
-    Omit<ProfileCliOptions, 'connectTimeout'>,
-    MetricsCliOptions {
+export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'> {
   clients?: number;
   rounds?: number;
   events?: number;
@@ -60,6 +57,9 @@ export interface RunOptions
   reportIntervalGiven?: boolean;
   /** History database path, false for --no-history, undefined for the default. */
   history?: string | boolean;
+  /** `--metrics-listen`, `--metrics-linger` (cli/metrics-options.ts). */
+  metricsListen?: MetricsCliOptions['metricsListen'];
+  metricsLinger?: MetricsCliOptions['metricsLinger'];
 }
 
 export interface ResolvedWorkload {

@@ -38,6 +38,12 @@ export interface TypeAccumulator {
   hist: Histogram;
 }
 
+/** The running totals an `onSnapshot` hook may read. */
+export interface LiveTotals {
+  types: ReadonlyMap<string, TypeAccumulator>;
+  events: { readonly count: number; readonly hist: Histogram };
+}
+
 export interface EngineOutcome {
   plan: RunPlan;
   workers: number;
@@ -67,12 +73,6 @@ export interface EngineOutcome {
   steps: Map<string, { count: number; hist: Histogram }>;
   /** Connections opened for events (`connectPerEvent`), in µs; empty otherwise. */
   eventConnects: Histogram;
-}
-
-/** The running totals an `onSnapshot` hook may read. */
-export interface LiveTotals {
-  types: ReadonlyMap<string, TypeAccumulator>;
-  events: { readonly count: number; readonly hist: Histogram };
 }
 
 export interface EngineHooks {

@@ -9,8 +9,8 @@ import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
-import { Engine, type LiveTotals } from './engine.ts';
-import type { IntervalMessage, RunPlan } from './protocol.ts';
+import { Engine, type EngineHooks } from './engine.ts';
+import type { RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
 export interface ProbeStartInfo {
@@ -63,11 +63,11 @@ export interface RunInput {
   label?: string;
   probes?: RunProbe[];
   onInterval?(p: IntervalPoint): void;
-  /** Each worker's interval snapshot as it arrives, with the run's totals so far (live metrics). */
-  onSnapshot?(snapshot: IntervalMessage, totals: LiveTotals): void;
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;
+  /** Each worker's interval snapshot as it arrives, with the run's totals so far (live metrics). */
+  onSnapshot?: EngineHooks['onSnapshot'];
 }
 
 /** The note that the native I/O core is missing is given once per process (a sweep runs many times). */
@@ -99,7 +99,6 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
     ...(input.onInterval ? { onInterval: input.onInterval } : {}),
-    ...(input.onSnapshot ? { onSnapshot: input.onSnapshot } : {}),
     onMeasureEnd: async () => {
       for (const p of started) await p.measured?.();
     },
@@ -116,6 +115,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
         started.push(p);
       }
     },
+    ...(input.onSnapshot ? { onSnapshot: input.onSnapshot } : {}),
   });
   input.controller.attach(engine);
   let result: RunResult | undefined;

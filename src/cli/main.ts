@@ -15,6 +15,7 @@ import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
+import { addMetricsOptions } from './metrics-options.ts';
 import { fsReason, isSystemError } from './output.ts';
 import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { registerPgbench } from './pgbench.ts';
@@ -226,6 +227,9 @@ export function buildProgram(): Command {
     });
   });
   // --- end of sysbench options ---
+
+  // --- live metrics --- (--metrics-listen, --metrics-linger)
+  addMetricsOptions(runCmd);
 
   // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
   addProfileOptions(runCmd);

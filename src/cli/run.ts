@@ -20,6 +20,7 @@ import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
 import { workloadHelp } from './help.ts';
 import { attachServerInfo, checkHistoryPath, recordRun } from './history-options.ts';
+import { type MetricsCliOptions, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
@@ -56,6 +57,9 @@ export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'conn
   reportIntervalGiven?: boolean;
   /** History database path, false for --no-history, undefined for the default. */
   history?: string | boolean;
+  /** `--metrics-listen`, `--metrics-linger` (cli/metrics-options.ts). */
+  metricsListen?: MetricsCliOptions['metricsListen'];
+  metricsLinger?: MetricsCliOptions['metricsLinger'];
 }
 
 export interface ResolvedWorkload {
@@ -367,6 +371,8 @@ export async function runCommand(
   if (o.out) checkOutputFile(o.out, '--out');
   checkHistoryPath(o.history);
   const probes = profileProbesFrom(o);
+  // --metrics-listen binds before anything connects: a port in use must not cost the run.
+  const metrics = await openMetrics(o, { workload: resolved.workload.name, target, label: o.label }, say);
   const tty = process.stderr.isTTY === true;
   const sysbench = o.format === 'sysbench';
   // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
@@ -404,7 +410,8 @@ export async function runCommand(
         workload: resolved.workload,
         options: resolved.options,
         workers,
-        probes,
+        probes: metrics ? [metrics.probe, ...probes] : probes,
+        ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
         ...(o.label !== undefined ? { label: o.label } : {}),
         onInterval: (p: IntervalPoint) => {
           if (!sysbench) {
@@ -443,6 +450,7 @@ export async function runCommand(
     );
     progress.done();
     uninstall();
+    if (result === undefined) await metrics?.finish(true);
   }
   if (result === undefined) {
     say('dbsmack: interrupted before the run started; nothing was measured');
@@ -455,6 +463,7 @@ export async function runCommand(
     liveIntervals: liveOnStdout,
   });
   const recorded = recordRun(result, o);
+  await metrics?.finish(controller.interrupted);
   if (!written || !recorded) return controller.interrupted ? EXIT.interrupted : EXIT.output;
   return exitCodeFor(result, controller.interrupted);
 }

@@ -23,6 +23,7 @@ import {
   checkHistoryPath,
   openHistoryForWrite,
 } from './history-options.ts';
+import { openMetrics } from './metrics-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
 import { profileProbesFrom } from './profile-options.ts';
@@ -155,6 +156,13 @@ async function sweepCommand(
   const order = schedule(o.clients, o.repeat, o.interleave);
   // One set of probes serves every run: --profile and the scheduling options apply to each run alike.
   const probes = profileProbesFrom(run, { sweep: true });
+  // --metrics-listen: one listener for the whole sweep, bound before the first run connects; the runs add
+  // up in the same series (dbsmack_clients tells which client count runs).
+  const metrics = await openMetrics(
+    { ...run, quiet: o.quiet },
+    { workload: resolved.workload.name, target, label },
+    say,
+  );
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   const done: { clients: number; run: SweepRun }[] = [];
@@ -233,7 +241,8 @@ async function sweepCommand(
           options: w.options,
           workers: workersFor(run.workers, target.driver, plan.clients),
           label,
-          probes,
+          probes: metrics ? [metrics.probe, ...probes] : probes,
+          ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
           onInterval: (p: IntervalPoint) => progress.interval(p),
           log,
           controller,
@@ -269,6 +278,7 @@ async function sweepCommand(
     stopReason = `stopped by an error: ${(e as Error).message}`;
     persist(false);
     history?.close();
+    await metrics?.finish(true);
     throw e;
   } finally {
     progress.done();
@@ -280,6 +290,7 @@ async function sweepCommand(
   const recordedIn = history?.path;
   history?.close();
   if (doc === undefined) {
+    await metrics?.finish(true);
     say('dbsmack: interrupted before the first run finished; nothing was measured');
     return EXIT.interrupted;
   }
@@ -294,6 +305,7 @@ async function sweepCommand(
   if (recordedIn && sweepId !== undefined && !o.quiet)
     say(`dbsmack: recorded as sweep ${sweepId} in ${recordedIn}`);
   if (outFailed) say(`dbsmack: cannot write ${o.out} (--out): the sweep is on stdout`);
+  await metrics?.finish(controller.interrupted);
   if (controller.interrupted) return EXIT.interrupted;
   if (outFailed || historyFailed) return EXIT.output;
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;

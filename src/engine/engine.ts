@@ -24,6 +24,7 @@ import {
   CTRL_STOP,
   type FailMessage,
   type FromWorker,
+  type IntervalMessage,
   type RunPlan,
 } from './protocol.ts';
 import { spawnLoadWorker } from './spawn.ts';
@@ -35,6 +36,12 @@ export interface TypeAccumulator {
   zero: number;
   errors: number;
   hist: Histogram;
+}
+
+/** The running totals an `onSnapshot` hook may read. */
+export interface LiveTotals {
+  types: ReadonlyMap<string, TypeAccumulator>;
+  events: { readonly count: number; readonly hist: Histogram };
 }
 
 export interface EngineOutcome {
@@ -71,6 +78,11 @@ export interface EngineOutcome {
 export interface EngineHooks {
   /** An interval is complete (all workers reported it). */
   onInterval?(point: IntervalPoint): void;
+  /**
+   * One worker's interval snapshot, as it arrives, with the run's totals merged so far (live metrics:
+   * `--metrics-listen`; the totals go on changing: read them, do not keep a copy).
+   */
+  onSnapshot?(snapshot: IntervalMessage, totals: LiveTotals): void;
   /** Every worker has stopped measuring; the clients' connections are still open until this settles. */
   onMeasureEnd?(): Promise<void> | void;
   /** Connections are up; the run starts when the returned promise settles. */
@@ -270,6 +282,7 @@ export class Engine {
     const intervals = new Map<number, IntervalAcc>();
     const types = new Map<string, TypeAccumulator>();
     const events = { count: 0, hist: mergingHistogram() };
+    const live: LiveTotals = { types, events };
     const errors = new Map<string, ErrorCount>();
     let retries = 0;
     let reconnects = 0;
@@ -472,6 +485,7 @@ export class Engine {
               acc.reported++;
               acc.snap.push(m);
               mergeCounters(m);
+              this.hooks.onSnapshot?.(m, live);
               lastIdx[m.workerIndex] = m.idx;
               emitComplete(false);
               break;
@@ -483,6 +497,7 @@ export class Engine {
               const acc = interval(m.last.idx);
               acc.snap.push(m.last);
               mergeCounters(m.last);
+              this.hooks.onSnapshot?.(m.last, live);
               lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
               doneFloor = Math.min(doneFloor, m.last.idx);
               done[m.workerIndex] = true;

@@ -9,7 +9,7 @@ import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
-import { Engine } from './engine.ts';
+import { Engine, type EngineHooks } from './engine.ts';
 import type { RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
@@ -66,6 +66,8 @@ export interface RunInput {
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;
+  /** Each worker's interval snapshot as it arrives, with the run's totals so far (live metrics). */
+  onSnapshot?: EngineHooks['onSnapshot'];
 }
 
 /** The note that the native I/O core is missing is given once per process (a sweep runs many times). */
@@ -113,6 +115,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
         started.push(p);
       }
     },
+    ...(input.onSnapshot ? { onSnapshot: input.onSnapshot } : {}),
   });
   input.controller.attach(engine);
   let result: RunResult | undefined;
@@ -134,7 +137,8 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
     // A probe that started always stops, even when the run failed, so that it restores what it changed.
     for (const p of started) {
       const data = await p.stop(result);
-      if (result !== undefined) (result as unknown as Record<string, unknown>)[p.key] = data;
+      if (result !== undefined && data !== undefined)
+        (result as unknown as Record<string, unknown>)[p.key] = data;
     }
   }
   return result as RunResult;

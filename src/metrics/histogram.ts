@@ -88,3 +88,48 @@ export function summarize(h: Histogram): LatencySummary {
 export function percentileMs(h: Histogram, p: number): number {
   return h.totalCount === 0 ? 0 : r3(h.getValueAtPercentile(p) / 1000);
 }
+
+/** The internals of hdr-histogram-js's JS histograms that let us walk the recorded values. */
+interface CountsWalk {
+  countsArrayLength: number;
+  /** Indexes per power of two above the first (whose unit stays the same within such a block). */
+  subBucketHalfCount: number;
+  getCountAtIndex(i: number): number;
+  valueFromIndex(i: number): number;
+  countsArrayIndex(v: number): number;
+}
+
+/**
+ * Call `fn` for every bucket of `h` that holds values, lowest first: its lowest equivalent value and its
+ * median equivalent value (µs), and its count. Works on plain JS histograms (decoded or merging ones), whose
+ * counts can be walked. Only the indexes from the lowest to the highest value recorded are visited, and the
+ * values are stepped by the unit of each block of `subBucketHalfCount` indexes rather than computed per index
+ * (3,750 buckets of a wide distribution: 0.5 ms with hdr-histogram-js's own per-value functions).
+ */
+export function forEachRecorded(
+  h: Histogram,
+  fn: (lowestUs: number, medianUs: number, count: number) => void,
+): void {
+  const walk = h as unknown as CountsWalk;
+  if (typeof walk.getCountAtIndex !== 'function' || !(walk.subBucketHalfCount > 0))
+    throw new Error('histogram implementation cannot be walked');
+  if (h.totalCount === 0) return;
+  const half = walk.subBucketHalfCount;
+  const from = walk.getCountAtIndex(0) > 0 ? 0 : Math.max(0, walk.countsArrayIndex(h.minNonZeroValue));
+  const to = Math.min(walk.countsArrayLength - 1, walk.countsArrayIndex(h.maxValue));
+  let block = -1;
+  let base = 0;
+  let unit = 1;
+  for (let i = from; i <= to; i++) {
+    const c = walk.getCountAtIndex(i);
+    if (c === 0) continue;
+    const b = Math.floor(i / half);
+    if (b !== block) {
+      block = b;
+      base = walk.valueFromIndex(b * half);
+      unit = walk.valueFromIndex(b * half + 1) - base;
+    }
+    const lo = base + (i - b * half) * unit;
+    fn(lo, lo + Math.floor(unit / 2), c);
+  }
+}

@@ -2,7 +2,7 @@
  * A latency histogram as a chart needs it: the RunResult's HDR histogram (compressed base64, µs) decoded
  * and regrouped into log-spaced bins, so one chart shows microseconds and seconds alike.
  */
-import { decodeHistogram, percentileMs } from '../metrics/histogram.ts';
+import { decodeHistogram, forEachRecorded, percentileMs } from '../metrics/histogram.ts';
 import type { StatementKind } from '../workload/types.ts';
 
 export interface HistogramBin {
@@ -25,28 +25,14 @@ export interface HistogramView {
 /** Bins per factor of ten: fine enough to see a second mode, coarse enough to read. */
 const BINS_PER_DECADE = 10;
 
-/** The internals of hdr-histogram-js's JS histograms that let us walk the recorded values. */
-interface CountsWalk {
-  countsArrayLength: number;
-  getCountAtIndex(i: number): number;
-  valueFromIndex(i: number): number;
-  medianEquivalentValue(v: number): number;
-}
-
 export function histogramView(name: string, kind: StatementKind, b64: string): HistogramView {
   const h = decodeHistogram(b64);
-  const walk = h as unknown as CountsWalk;
-  if (typeof walk.getCountAtIndex !== 'function')
-    throw new Error('histogram implementation cannot be walked');
   const total = h.totalCount;
   const byBin = new Map<number, number>();
-  for (let i = 0; i < walk.countsArrayLength; i++) {
-    const c = walk.getCountAtIndex(i);
-    if (c === 0) continue;
-    const us = walk.medianEquivalentValue(walk.valueFromIndex(i));
+  forEachRecorded(h, (_lo, us, c) => {
     const bin = Math.floor(Math.log10(Math.max(us, 1)) * BINS_PER_DECADE);
     byBin.set(bin, (byBin.get(bin) ?? 0) + c);
-  }
+  });
   const bins: HistogramBin[] = [];
   if (byBin.size > 0) {
     const lo = Math.min(...byBin.keys());

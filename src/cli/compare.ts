@@ -113,7 +113,7 @@ function compareCommand(args: string[], o: CompareOpts): number {
  * The wait profiles and thread statistics of the compared inputs side by side (one representative run
  * each, at the highest common client count), when any of them was profiled or ran a scheduling experiment.
  */
-function profileSideBySide(runs: LabelledResult[]): string | undefined {
+export function profileSideBySide(runs: LabelledResult[]): string | undefined {
   const profiled = runs.some((r) => {
     const p = r.result as ProfiledResult;
     return p.profile !== undefined || p.server_sched !== undefined;

@@ -1,0 +1,211 @@
+/**
+ * `dbsmack experiment PLAN`: arms that differ by a run option need no --allow-shell (SQLite); a plan with
+ * server commands is refused without it; and the story's case: a private MariaDB restarted between a thread
+ * per connection and the thread pool, interrupted halfway, resumed, one table with both arms and every run
+ * once in the history.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import type { ExperimentDocument } from '../src/analysis/experiment.ts';
+import { History } from '../src/store/history.ts';
+import { runCli, startCli, tmpDir } from './helpers/cli.ts';
+import { type MariaDbInstance, startMariaDb } from './helpers/mariadb-instance.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const readDoc = (file: string): ExperimentDocument =>
+  JSON.parse(readFileSync(file, 'utf8')) as ExperimentDocument;
+
+/** Runs per (arm, clients, repeat) in the history: every key must appear once. */
+function historyRuns(file: string): Map<string, number> {
+  const h = History.open(file, { create: false });
+  try {
+    const out = new Map<string, number>();
+    for (const e of h.list({ kind: 'run', sweepRuns: true })) {
+      const k = `${e.label}|${e.clients}|${e.repeat}`;
+      out.set(k, (out.get(k) ?? 0) + 1);
+    }
+    return out;
+  } finally {
+    h.close();
+  }
+}
+
+test('arms that differ only by a run option run without --allow-shell, interleaved, one table', async () => {
+  const dir = tmpDir();
+  const plan = path.join(dir, 'nice.yaml');
+  writeFileSync(
+    plan,
+    `name: nice-only
+target: sqlite:${path.join(dir, 'db.sqlite')}
+workload: select1
+clients: [1, 2]
+repeat: 2
+time: 0.3
+arms:
+  - label: base
+  - label: nice5
+    options: { server-nice: 5 }
+`,
+  );
+  const out = path.join(dir, 'doc.json');
+  const historyFile = path.join(dir, 'h.sqlite');
+  const r = await runCli(['experiment', plan, '--out', out], { env: { DBSMACK_HISTORY: historyFile } });
+  assert.equal(r.code, 0, r.stderr);
+  const doc = readDoc(out);
+  assert.equal(doc.schema, 'dbsmack/experiment@1');
+  assert.equal(doc.status, 'complete');
+  assert.deepEqual(
+    doc.arms.map((a) => [a.label, a.baseline, a.runs.length]),
+    [
+      ['base', true, 4],
+      ['nice5', false, 4],
+    ],
+  );
+  // interleaved and rotated: base, nice5 in repeat 1; nice5, base in repeat 2
+  const order = doc.arms
+    .flatMap((a) => a.runs.map((x) => ({ seq: x.seq, what: `${a.label}:${x.clients}:${x.repeat}` })))
+    .sort((a, b) => a.seq - b.seq)
+    .map((x) => x.what);
+  assert.deepEqual(order, [
+    'base:1:1',
+    'base:2:1',
+    'nice5:1:1',
+    'nice5:2:1',
+    'nice5:1:2',
+    'nice5:2:2',
+    'base:1:2',
+    'base:2:2',
+  ]);
+  for (const a of doc.arms)
+    for (const x of a.runs)
+      assert.deepEqual(
+        Object.keys(x)
+          .filter((k) => ['clients', 'repeat', 'status'].includes(k))
+          .sort(),
+        ['clients', 'repeat', 'status'],
+      );
+  const nice = doc.arms[1]!.runs[0]!.result as unknown as { server_sched?: { requested: { nice?: number } } };
+  assert.equal(nice.server_sched?.requested.nice, 5);
+  assert.equal(doc.arms[1]!.runs[0]!.result.experiment?.arm, 'nice5');
+  // the story's table: the baseline's figure and the arm's ratio per client count
+  assert.match(r.stdout, /Thrd +base q\/s +stability +nice5\/base +95% CI +p +stability/);
+  assert.match(r.stdout, /^1 +\d+ +(stable|noisy|erratic) +\d+\.\d\d [~+?-] /m);
+  assert.match(r.stdout, /^2 +\d+ /m);
+  assert.ok(doc.comparison?.rows.length === 2);
+  const runs = historyRuns(historyFile);
+  assert.equal(runs.size, 8);
+  assert.ok([...runs.values()].every((n) => n === 1));
+  assert.ok(runs.has('nice-only/nice5|2|2'));
+});
+
+test('a plan with server commands is refused without --allow-shell, naming them', async () => {
+  const dir = tmpDir();
+  const plan = path.join(dir, 'p.yaml');
+  const marker = path.join(dir, 'ran');
+  writeFileSync(
+    plan,
+    `name: shell
+target: sqlite:${path.join(dir, 'db.sqlite')}
+workload: select1
+clients: [1]
+arms:
+  - label: a
+    server: { start: "touch ${marker}" }
+  - label: b
+`,
+  );
+  const r = await runCli(['experiment', plan, '--out', path.join(dir, 'doc.json')]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /the plan runs server commands, which dbsmack runs only with --allow-shell/);
+  assert.match(r.stderr, /p\.yaml:7:5 \(arm a\): touch /);
+  assert.equal(existsSync(marker), false);
+  assert.equal(existsSync(path.join(dir, 'doc.json')), false);
+});
+
+let mariadb: MariaDbInstance | undefined;
+after(async () => {
+  await mariadb?.destroy();
+});
+
+test('MariaDB restarted between a thread per connection and the thread pool: interrupted, resumed, one table', async (t) => {
+  mariadb = await startMariaDb(t);
+  if (!mariadb) return;
+  const dir = tmpDir();
+  const plan = path.join(dir, 'threads.yaml');
+  writeFileSync(
+    plan,
+    `name: threads
+target: "${mariadb.url}"
+workload: select1
+clients: [1, 2]
+repeat: 2
+time: 1
+arms:
+  - label: per-connection
+    server:
+      stop: "${mariadb.stopCommand.replace(/"/g, '\\"')}"
+      start: "${mariadb.startCommand('--thread-handling=one-thread-per-connection').replace(/"/g, '\\"')}"
+      wait: 60
+    check: { thread_handling: one-thread-per-connection }
+  - label: pool
+    server:
+      stop: "${mariadb.stopCommand.replace(/"/g, '\\"')}"
+      start: "${mariadb.startCommand('--thread-handling=pool-of-threads').replace(/"/g, '\\"')}"
+    check: { thread_handling: pool-of-threads }
+`,
+  );
+  const out = path.join(dir, 'threads.json');
+  const historyFile = path.join(dir, 'h.sqlite');
+  const env = { DBSMACK_HISTORY: historyFile };
+  const first = startCli(['experiment', plan, '--allow-shell', '--out', out], { env });
+  const finished = (): number =>
+    existsSync(out)
+      ? readDoc(out).arms.reduce((n, a) => n + a.runs.filter((r) => r.status === 'complete').length, 0)
+      : 0;
+  // halfway: some runs finished, not all
+  await waitFor('the experiment document to show 3 finished runs', () => finished() >= 3, {
+    timeoutMs: 180_000,
+    everyMs: 50,
+  });
+  first.child.kill('SIGINT');
+  const r1 = await first.done;
+  assert.equal(r1.code, 130, r1.stderr);
+  assert.match(r1.stderr, /interrupted: the server is left as arm (per-connection|pool) started it/);
+  const partial = readDoc(out);
+  assert.equal(partial.status, 'partial');
+  const kept = finished();
+  assert.ok(kept >= 3 && kept < 8, `${kept} runs finished before the interrupt`);
+  // resumed: only the runs still missing are made
+  const r2 = await runCli(['experiment', plan, '--allow-shell', '--out', out, '--resume'], { env });
+  assert.equal(r2.code, 0, r2.stderr);
+  assert.match(r2.stderr, new RegExp(`resuming .*\\(${kept} runs kept\\)`));
+  assert.match(r2.stderr, new RegExp(`\\[${8 - kept}/${8 - kept}\\]`));
+  const doc = readDoc(out);
+  assert.equal(doc.status, 'complete');
+  for (const a of doc.arms) {
+    assert.deepEqual(
+      a.runs.map((x) => `${x.clients}:${x.repeat}`).sort(),
+      ['1:1', '1:2', '2:1', '2:2'],
+      `runs of ${a.label}`,
+    );
+    assert.ok(a.runs.every((x) => x.status === 'complete'));
+  }
+  // the check read the thread handling each arm asked for
+  assert.equal(doc.arms[0]!.checked?.thread_handling, 'one-thread-per-connection');
+  assert.equal(doc.arms[1]!.checked?.thread_handling, 'pool-of-threads');
+  assert.equal(doc.arms[1]!.runs[0]!.result.server?.settings.thread_handling, 'pool-of-threads');
+  // one table with both arms
+  assert.match(r2.stdout, /Thrd +per-connection q\/s +stability +pool\/base +95% CI/);
+  assert.match(r2.stdout, /^1 +\d+/m);
+  assert.match(r2.stdout, /^2 +\d+/m);
+  assert.match(r2.stdout, /thread_handling +one-thread-per-connection +pool-of-threads/);
+  // every run once in the history
+  const runs = historyRuns(historyFile);
+  assert.equal(runs.size, 8, [...runs.keys()].join(' '));
+  assert.ok(
+    [...runs.values()].every((n) => n === 1),
+    [...runs].join(' '),
+  );
+});

@@ -172,7 +172,10 @@ arms:
   first.child.kill('SIGINT');
   const r1 = await first.done;
   assert.equal(r1.code, 130, r1.stderr);
-  assert.match(r1.stderr, /interrupted: the server is left as arm (per-connection|pool) started it/);
+  assert.match(
+    r1.stderr,
+    /interrupted: the server is left as the commands of arm (per-connection|pool) left it/,
+  );
   const partial = readDoc(out);
   assert.equal(partial.status, 'partial');
   const kept = finished();
@@ -207,5 +210,54 @@ arms:
   assert.ok(
     [...runs.values()].every((n) => n === 1),
     [...runs].join(' '),
+  );
+});
+
+test('a server that does not answer after its start stops the experiment, saved and resumable', async (t) => {
+  mariadb ??= await startMariaDb(t);
+  if (!mariadb) return;
+  const dir = tmpDir();
+  const plan = path.join(dir, 'p.yaml');
+  const script = path.join(dir, 'start.sh');
+  // the first time the start command launches nothing; fixed before the resume, the plan unchanged
+  writeFileSync(script, 'true\n');
+  const esc = (s: string): string => s.replace(/"/g, '\\"');
+  writeFileSync(
+    plan,
+    `name: flaky
+target: "${mariadb.url}"
+workload: select1
+clients: [1]
+repeat: 1
+time: 0.3
+arms:
+  - label: plain
+    options: { warmup: 0 }
+  - label: restarted
+    server: { stop: "${esc(mariadb.stopCommand)}", start: "sh ${script}", wait: 2 }
+`,
+  );
+  const out = path.join(dir, 'doc.json');
+  const env = { DBSMACK_HISTORY: path.join(dir, 'h.sqlite') };
+  const r1 = await runCli(['experiment', plan, '--allow-shell', '--out', out], { env });
+  assert.equal(r1.code, 3, r1.stderr);
+  assert.match(
+    r1.stderr,
+    /arm restarted: the server at mysql:\/\/root@\/mysql\?socket=\S+ did not answer within 2 s after its start/,
+  );
+  assert.match(r1.stderr, /stopped: the server is left as the commands of arm restarted left it/);
+  const partial = readDoc(out);
+  assert.equal(partial.status, 'partial');
+  assert.match(partial.status_reason ?? '', /did not answer within 2 s/);
+  assert.equal(partial.arms[0]!.runs.length, 1);
+  writeFileSync(script, `${mariadb.startCommand('')}\n`);
+  const r2 = await runCli(['experiment', plan, '--allow-shell', '--out', out, '--resume'], { env });
+  assert.equal(r2.code, 0, r2.stderr);
+  assert.match(r2.stderr, /\(1 runs kept\)/);
+  const doc = readDoc(out);
+  assert.equal(doc.status, 'complete');
+  assert.deepEqual(
+    doc.arms.map((a) => a.runs.length),
+    [1, 1],
   );
 });

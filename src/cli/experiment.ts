@@ -560,7 +560,7 @@ async function experimentCommand(
   if (controller.interrupted || errorCode !== undefined) {
     const left =
       lastArmAt !== undefined
-        ? `the server is left as arm ${lastArmAt} started it`
+        ? `the server is left as the commands of arm ${lastArmAt} left it`
         : 'the server is left as it was (no arm restarted it; scheduling options are put back after each run)';
     say(`dbsmack: ${controller.interrupted ? 'interrupted' : 'stopped'}: ${left}`);
   }

@@ -98,6 +98,19 @@ arms:
   assert.equal(runs.size, 8);
   assert.ok([...runs.values()].every((n) => n === 1));
   assert.ok(runs.has('nice-only/nice5|2|2'));
+  // compare and report take the document, or the experiment's name in the history, like a sweep
+  const env = { DBSMACK_HISTORY: historyFile };
+  const c1 = await runCli(['compare', out, '--format', 'json'], { env });
+  assert.equal(c1.code, 0, c1.stderr);
+  const cmp = JSON.parse(c1.stdout) as { base: string; candidates: string[]; rows: unknown[] };
+  assert.deepEqual([cmp.base, cmp.candidates, cmp.rows.length], ['base', ['nice5'], 2]);
+  const c2 = await runCli(['compare', 'nice-only'], { env });
+  assert.equal(c2.code, 0, c2.stderr);
+  assert.match(c2.stdout, /base base \(experiment nice-only: sweep \d+\)\n {2}candidate nice5/);
+  const md = path.join(dir, 'r.md');
+  const rep = await runCli(['report', out, '--markdown', md], { env });
+  assert.equal(rep.code, 0, rep.stderr);
+  assert.match(readFileSync(md, 'utf8'), /qps: nice-only\/nice5 against nice-only\/base/);
 });
 
 test('a plan with server commands is refused without --allow-shell, naming them', async () => {

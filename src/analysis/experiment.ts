@@ -85,7 +85,40 @@ export function armSweep(
     },
     runs.map((r) => ({ clients: r.clients, run: r })),
   );
+  sweep.experiment = { name: doc.name, arm: arm.label, baseline: arm.baseline };
   return sweep;
+}
+
+/**
+ * The arms of an experiment document as sweeps (label `EXPERIMENT/ARM`), the baseline first: how `compare`
+ * and `report` read an experiment, as they read sweeps. Arms without a run are left out.
+ */
+export function experimentSweeps(doc: ExperimentDocument): { arm: string; sweep: SweepResult }[] {
+  const ordered = [...doc.arms].sort((a, b) => Number(b.baseline) - Number(a.baseline));
+  return ordered.flatMap((arm) => {
+    const sweep = armSweep(doc, arm, doc.status === 'complete');
+    return sweep ? [{ arm: arm.label, sweep }] : [];
+  });
+}
+
+/** Whether a parsed document looks like an experiment document this version reads. */
+export function isExperimentDocument(x: unknown): x is ExperimentDocument {
+  const d = x as Partial<ExperimentDocument> | null;
+  return (
+    typeof d === 'object' &&
+    d !== null &&
+    d.schema === EXPERIMENT_SCHEMA &&
+    Array.isArray(d.arms) &&
+    Array.isArray(d.plan?.clients) &&
+    d.arms.every(
+      (a) =>
+        typeof a?.label === 'string' &&
+        Array.isArray(a.runs) &&
+        a.runs.every(
+          (r) => typeof r?.clients === 'number' && typeof r.qps === 'number' && typeof r.status === 'string',
+        ),
+    )
+  );
 }
 
 /** Refresh each arm's point summaries from its runs. */

@@ -61,6 +61,8 @@ export interface SweepResult {
   env: RunResult['env'];
   /** Server settings read at the start (see probe/server-settings). */
   server_settings?: Record<string, string>;
+  /** The experiment and arm this sweep is (`dbsmack experiment`: one sweep per arm). */
+  experiment?: { name: string; arm: string; baseline: boolean };
 }
 
 export type Verdict = 'better' | 'worse' | 'same' | 'unknown';

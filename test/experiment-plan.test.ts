@@ -3,6 +3,7 @@
  * interleaved order; what a resume refuses.
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
 import type { ExperimentDocument } from '../src/analysis/experiment.ts';
 import { resumeProblem, runOptionSpecs } from '../src/cli/experiment.ts';
@@ -10,6 +11,7 @@ import {
   armFingerprint,
   experimentSchedule,
   parsePlanText,
+  readPlan,
   settingWords,
 } from '../src/cli/experiment-plan.ts';
 import { buildProgram } from '../src/cli/main.ts';
@@ -168,5 +170,31 @@ test('resume refuses a plan changed in what shapes the runs, and allows more rep
   assert.match(
     resumeProblem(doc, parse(GOOD.replace('workload: select1', 'workload: oltp_point_select'))) ?? '',
     /the workload changed/,
+  );
+});
+
+test('the example plans are valid plans', () => {
+  const dir = path.join(import.meta.dirname, '..', 'examples');
+  const th = readPlan(path.join(dir, 'thread-handling.yaml'), SPECS);
+  assert.deepEqual(
+    th.arms.map((a) => [a.label, a.baseline, a.check?.thread_handling, Boolean(a.server?.start)]),
+    [
+      ['per-connection', true, 'one-thread-per-connection', true],
+      ['pool-of-threads', false, 'pool-of-threads', true],
+    ],
+  );
+  const sched = readPlan(path.join(dir, 'scheduling.yaml'), SPECS);
+  assert.deepEqual(
+    sched.arms.map((a) => [
+      a.label,
+      a.server,
+      a.settings.filter((s) => s.key.startsWith('server-')).flatMap(settingWords),
+    ]),
+    [
+      ['baseline', undefined, []],
+      ['nice-minus-5', undefined, ['--server-nice=-5']],
+      ['fifo', undefined, ['--server-policy=fifo', '--server-priority=1']],
+      ['batch', undefined, ['--server-policy=batch']],
+    ],
   );
 });

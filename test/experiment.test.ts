@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import type { ExperimentDocument } from '../src/analysis/experiment.ts';
 import { History } from '../src/store/history.ts';
-import { runCli, startCli, tmpDir } from './helpers/cli.ts';
+import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { type MariaDbInstance, startMariaDb } from './helpers/mariadb-instance.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -273,4 +273,38 @@ arms:
     doc.arms.map((a) => a.runs.length),
     [1, 1],
   );
+});
+
+test('settings that run or the workload refuse name their place in the plan; --dry-run shows the arms and the order', async () => {
+  const dir = tmpDir();
+  const plan = path.join(dir, 'p.yaml');
+  const cases: [string, RegExp][] = [
+    ['server-policy: fast', /^dbsmack: p\.yaml:6:5: server-policy: .*'fast' is invalid/m],
+    [
+      'options: { tabels: 1 }',
+      /^dbsmack: p\.yaml:6:16: tabels: unknown option '--tabels' \(did you mean --tables\?\)/m,
+    ],
+    [
+      'server-priority: 3',
+      /^dbsmack: p\.yaml:5:5: arm 'a': --server-priority goes with --server-policy fifo or rr/m,
+    ],
+    ['time: -1', /^dbsmack: p\.yaml:6:5: time: --time expects a number of seconds/m],
+  ];
+  for (const [line, re] of cases) {
+    writeFileSync(
+      plan,
+      `name: e\nworkload: oltp_read_only\nclients: [1]\narms:\n  - label: a\n    ${line}\n`,
+    );
+    const r = await runCli(['experiment', 'p.yaml', '--dry-run'], { cwd: dir });
+    assert.equal(r.code, 2, `${line}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  const r = await runCli(['experiment', path.join(ROOT, 'examples', 'thread-handling.yaml'), '--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^experiment thread-handling: 40 runs of oltp_read_only/);
+  assert.match(
+    r.stdout,
+    /^arm pool-of-threads: dbsmack run oltp_read_only --db mysql:\/\/root@127\.0\.0\.1:3306\/test .*--table-size=100000$/m,
+  );
+  assert.match(r.stdout, /^repeat 2: pool-of-threads, per-connection /m);
 });

@@ -164,7 +164,7 @@ class PlanReader {
         this.fail(
           p,
           `unknown key '${k}' in ${where}`,
-          `${where} takes ${known.join(', ')}${where === 'server:' ? '' : ', and options of dbsmack run (time, warmup, profile, server-nice …)'}`,
+          `${where} takes ${known.join(', ')}${where === 'server:' ? '' : ', and options of dbsmack run (time, warmup, profile, server-nice …); workload options go under options:'}`,
         );
       }
       out.set(k, p);

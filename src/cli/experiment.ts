@@ -71,6 +71,7 @@ interface ExperimentOptions {
   out?: string;
   resume?: boolean;
   allowShell?: boolean;
+  dryRun?: boolean;
   serverWait: number;
   format: string;
   history?: string | boolean;
@@ -162,7 +163,7 @@ async function resolveArm(
   const inv = await located(parse);
   const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
   const arg = workloadArg(plan);
-  const command = { name: 'experiment', options: [] as string[] };
+  const command = { name: 'run', options: [] as string[] };
   const smack = isSmack(arg);
   const cache = new Map<number, ResolvedWorkload>();
   const resolveFor = async (c: number, settings: readonly PlanSetting[]): Promise<ResolvedWorkload> => {
@@ -316,6 +317,12 @@ async function experimentCommand(
   if (o.format !== 'text' && o.format !== 'json')
     throw new UsageError(`unknown format '${o.format}' for experiment`, 'formats: text, json');
   const plan = readPlan(planFile, specs);
+  const arms: ResolvedArm[] = [];
+  for (const a of plan.arms) arms.push(await resolveArm(plan, a, runCmd, toRun));
+  if (o.dryRun) {
+    process.stdout.write(renderDryRun(plan, arms));
+    return EXIT.ok;
+  }
   const shell = plan.arms.filter((a) => a.server);
   if (shell.length > 0 && !o.allowShell) {
     const list = shell
@@ -329,8 +336,6 @@ async function experimentCommand(
       'read them, then run again with --allow-shell (dbsmack runs only the commands the plan names)',
     );
   }
-  const arms: ResolvedArm[] = [];
-  for (const a of plan.arms) arms.push(await resolveArm(plan, a, runCmd, toRun));
   const out = o.out ?? `${path.basename(planFile).replace(/\.(ya?ml)$/i, '')}.experiment.json`;
   checkOutputFile(out, '--out');
   checkHistoryPath(o.history);
@@ -570,6 +575,37 @@ async function experimentCommand(
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
+/** `--dry-run`: what the plan would do, checked as a real start checks it, and nothing done. */
+function renderDryRun(plan: ExperimentPlan, arms: ResolvedArm[]): string {
+  const order = experimentSchedule(plan.arms.length, plan.clients, plan.repeat);
+  const out: string[] = [
+    `experiment ${plan.name}: ${order.length} runs of ${plan.workload} (${plan.clients.length} client counts × ${plan.repeat} repeats × ${plan.arms.length} arms), interleaved`,
+  ];
+  for (const a of arms) {
+    const words = a.plan.settings.flatMap(settingWords);
+    out.push(
+      `arm ${a.plan.label}${a.plan.baseline ? ' (baseline)' : ''}: dbsmack run ${plan.workload} --db ${a.target.redactedUrl}${words.length > 0 ? ` ${words.join(' ')}` : ''}`,
+    );
+    if (a.plan.server?.stop) out.push(`  server stop:  ${a.plan.server.stop}`);
+    if (a.plan.server?.start)
+      out.push(
+        `  server start: ${a.plan.server.start} (then up to ${a.plan.server.wait ?? DEFAULT_SERVER_WAIT} s until it answers)`,
+      );
+    if (a.plan.check)
+      out.push(
+        `  check: ${Object.entries(a.plan.check)
+          .map(([k, v]) => `${k} = ${v}`)
+          .join(', ')}`,
+      );
+  }
+  for (let r = 1; r <= plan.repeat; r++) {
+    const labels = [...new Set(order.filter((s) => s.repeat === r).map((s) => plan.arms[s.arm]!.label))];
+    out.push(`repeat ${r}: ${labels.join(', ')} (each at ${plan.clients.join(', ')} clients)`);
+  }
+  if (plan.arms.some((a) => a.server)) out.push('the server commands run only with --allow-shell');
+  return `${redactSecrets(out.join('\n'))}\n`;
+}
+
 /** The median run of each arm at the highest client count, for the profiles side by side. */
 function representatives(doc: ExperimentDocument): { label: string; result: RunResult }[] {
   const top = Math.max(...doc.plan.clients);
@@ -606,6 +642,10 @@ export function registerExperiment(
     .option('--resume', 'continue the partial experiment in --out without repeating its finished runs')
     .option('--allow-shell', "run the plan's server stop/start commands (nothing else)")
     .option(
+      '-n, --dry-run',
+      'check the plan and print the arms, their commands and the order of the runs; run nothing',
+    )
+    .option(
       '--server-wait <s>',
       'seconds to wait for the server to answer after a start command',
       seconds('--server-wait', false),
@@ -637,6 +677,7 @@ export function registerExperiment(
           ...(all.out !== undefined ? { out: all.out as string } : {}),
           ...(all.resume ? { resume: true } : {}),
           ...(all.allowShell ? { allowShell: true } : {}),
+          ...(all.dryRun ? { dryRun: true } : {}),
           ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
           ...(all.quiet ? { quiet: true } : {}),
           ...(all.progress ? { progress: true } : {}),

@@ -14,6 +14,7 @@ import {
   readPlan,
   settingWords,
 } from '../src/cli/experiment-plan.ts';
+import { redactCommand } from '../src/cli/experiment-server.ts';
 import { buildProgram } from '../src/cli/main.ts';
 
 const SPECS = runOptionSpecs(buildProgram());
@@ -196,5 +197,14 @@ test('the example plans are valid plans', () => {
       ['fifo', undefined, ['--server-policy=fifo', '--server-priority=1']],
       ['batch', undefined, ['--server-policy=batch']],
     ],
+  );
+});
+
+test('server commands are shown and stored with their passwords masked', () => {
+  assert.equal(
+    redactCommand(
+      'mariadb-admin -uroot -pS3cret -h127.0.0.1 shutdown --password=x PGPASSWORD=y pg_ctl -p 5432',
+    ),
+    'mariadb-admin -uroot -p*** -h127.0.0.1 shutdown --password=*** PGPASSWORD=*** pg_ctl -p 5432',
   );
 });

@@ -135,6 +135,18 @@ arms:
   assert.match(r.stderr, /p\.yaml:7:5 \(arm a\): touch /);
   assert.equal(existsSync(marker), false);
   assert.equal(existsSync(path.join(dir, 'doc.json')), false);
+  // with --allow-shell the command runs; one that fails stops the experiment (exit 4), the document saved
+  writeFileSync(
+    plan,
+    readFileSync(plan, 'utf8').replace(`touch ${marker}`, `touch ${marker}; echo no such server >&2; exit 3`),
+  );
+  const r2 = await runCli(['experiment', plan, '--allow-shell', '--out', path.join(dir, 'doc.json')]);
+  assert.equal(r2.code, 4, r2.stderr);
+  assert.match(r2.stderr, /arm a start: 'touch .*exit 3' failed \(exit 3\): no such server/);
+  assert.equal(existsSync(marker), true);
+  const doc = readDoc(path.join(dir, 'doc.json'));
+  assert.equal(doc.status, 'partial');
+  assert.match(doc.status_reason ?? '', /failed \(exit 3\)/);
 });
 
 let mariadb: MariaDbInstance | undefined;

@@ -21,6 +21,17 @@ export class ServerControlError extends UserError {
   }
 }
 
+/**
+ * A plan's command as dbsmack shows and stores it: the registered secrets and URL passwords masked, and the
+ * password options of the MySQL and PostgreSQL clients (`-pSECRET`, `--password=SECRET`, `PGPASSWORD=…`).
+ */
+export function redactCommand(command: string): string {
+  return redactSecrets(command)
+    .replace(/(^|\s)(-p)(?!\s)\S+/g, '$1$2***')
+    .replace(/(--password[= ])\S+/g, '$1***')
+    .replace(/(\b(?:PGPASSWORD|MYSQL_PWD)=)\S+/g, '$1***');
+}
+
 /** Run one command of the plan; resolves when the shell exits 0 within `timeoutS`, else throws with its output's tail. */
 export async function runServerCommand(
   command: string,
@@ -65,16 +76,17 @@ export async function runServerCommand(
         resolve({ code, signal, timedOut });
       });
     });
+    const shown = redactCommand(command);
     if (outcome.error)
-      throw new ServerControlError(`${what}: cannot run '${command}': ${outcome.error.message}`);
+      throw new ServerControlError(`${what}: cannot run '${shown}': ${outcome.error.message}`);
     if (outcome.timedOut)
       throw new ServerControlError(
-        `${what}: '${command}' did not finish within ${timeoutS} s${tail()}`,
+        `${what}: '${shown}' did not finish within ${timeoutS} s${tail()}`,
         'a start command must return once the server is launched (start it in the background, e.g. start-stop-daemon --background)',
       );
     if (outcome.code !== 0)
       throw new ServerControlError(
-        `${what}: '${command}' failed (${outcome.signal ? `signal ${outcome.signal}` : `exit ${outcome.code}`})${tail()}`,
+        `${what}: '${shown}' failed (${outcome.signal ? `signal ${outcome.signal}` : `exit ${outcome.code}`})${tail()}`,
       );
   } finally {
     closeSync(fd);

@@ -41,7 +41,7 @@ import {
   readPlan,
   settingWords,
 } from './experiment-plan.ts';
-import { readVariables, runServerCommand, waitForServer } from './experiment-server.ts';
+import { readVariables, redactCommand, runServerCommand, waitForServer } from './experiment-server.ts';
 import {
   addHistoryOptions,
   attachServerInfo,
@@ -221,7 +221,7 @@ export function resumeProblem(doc: ExperimentDocument, plan: ExperimentPlan): st
     if (JSON.stringify(was.server ?? null) !== JSON.stringify(serverOf(arm) ?? null))
       changed.push('its server commands');
     if (JSON.stringify(was.check ?? null) !== JSON.stringify(arm.check ?? null)) changed.push('its check');
-    if (changed.length === 0) changed.push('its target');
+    if (changed.length === 0) changed.push('its target, or a password in its commands');
     return `arm '${arm.label}' changed (${changed.join('; ')}): its new runs would be mixed with runs of another set-up`;
   }
   return undefined;
@@ -230,8 +230,8 @@ export function resumeProblem(doc: ExperimentDocument, plan: ExperimentPlan): st
 const serverOf = (arm: PlanArm): ExperimentArm['server'] | undefined =>
   arm.server
     ? {
-        ...(arm.server.stop !== undefined ? { stop: arm.server.stop } : {}),
-        ...(arm.server.start !== undefined ? { start: arm.server.start } : {}),
+        ...(arm.server.stop !== undefined ? { stop: redactCommand(arm.server.stop) } : {}),
+        ...(arm.server.start !== undefined ? { start: redactCommand(arm.server.start) } : {}),
       }
     : undefined;
 
@@ -282,7 +282,7 @@ function loadForResume(file: string, plan: ExperimentPlan): ExperimentDocument {
       'put the plan back as it was, or start a new experiment (another --out FILE, without --resume)',
     );
   // Runs cut short are made again; the rest stay as they are.
-  for (const a of doc.arms) a.runs = a.runs.filter((r) => r.status === 'complete');
+  for (const a of doc.arms) a.runs = a.runs.filter((r) => r.status === 'complete' && !r.interrupted);
   doc.plan.clients = plan.clients;
   doc.plan.repeat = plan.repeat;
   doc.plan.file = plan.file;
@@ -328,7 +328,10 @@ async function experimentCommand(
     const list = shell
       .map(
         (a) =>
-          `${a.server!.at} (arm ${a.label}): ${[a.server!.stop, a.server!.start].filter(Boolean).join('; ')}`,
+          `${a.server!.at} (arm ${a.label}): ${[a.server!.stop, a.server!.start]
+            .filter((c) => c !== undefined)
+            .map(redactCommand)
+            .join('; ')}`,
       )
       .join('\n  ');
     throw new UsageError(
@@ -424,12 +427,12 @@ async function experimentCommand(
     if (srv && current !== i) {
       const what = `arm ${a.plan.label}`;
       if (srv.stop) {
-        log(`dbsmack: ${what}: stopping the server: ${srv.stop}`);
+        log(`dbsmack: ${what}: stopping the server: ${redactCommand(srv.stop)}`);
         await runServerCommand(srv.stop, `${what} stop`, COMMAND_TIMEOUT, () => controller.interrupted);
       }
       if (controller.interrupted) return;
       if (srv.start) {
-        log(`dbsmack: ${what}: starting the server: ${srv.start}`);
+        log(`dbsmack: ${what}: starting the server: ${redactCommand(srv.start)}`);
         lastArmAt = a.plan.label;
         await runServerCommand(srv.start, `${what} start`, COMMAND_TIMEOUT, () => controller.interrupted);
         await waitForServer(
@@ -500,27 +503,29 @@ async function experimentCommand(
       result.experiment = { name: plan.name, arm: a.plan.label };
       await attachServerInfo(result, a.target, a.run.connectTimeout);
       armDoc.server_settings ??= result.server?.settings;
+      const cut = controller.interrupted && result.status !== 'complete';
       const run: ExperimentRun = {
         ...summarizeRun(result, step.repeat),
         clients: step.clients,
         seq: ++seq,
-        ...(controller.interrupted ? { interrupted: true } : {}),
+        // cut short by Ctrl-C (a run that finished before the signal counts as any other)
+        ...(cut ? { interrupted: true } : {}),
       };
       armDoc.runs.push(run);
-      if (!controller.interrupted) record(armDoc, run);
+      if (!cut) record(armDoc, run);
       for (const wmsg of identicalSettingsWarnings(doc))
         if (!doc.warnings.includes(wmsg)) doc.warnings.push(wmsg);
       if (result.status !== 'complete' && !controller.interrupted)
         doc.status_reason =
           `run ${seq} (arm ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
-      else if (controller.interrupted) doc.status_reason = 'interrupted';
+      else if (cut) doc.status_reason = 'interrupted';
       persist();
       if (!o.quiet)
         log(
           `dbsmack: [${n + 1}/${order.length}] ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}: ` +
             `${run.qps.toFixed(1)} q/s, p95 ${run.p95_ms.toFixed(3)} ms, ${result.status}`,
         );
-      if (result.status !== 'complete') break;
+      if (result.status !== 'complete' || controller.interrupted) break;
     }
   } catch (e) {
     doc.status_reason = `stopped by an error: ${(e as Error).message}`;
@@ -586,10 +591,10 @@ function renderDryRun(plan: ExperimentPlan, arms: ResolvedArm[]): string {
     out.push(
       `arm ${a.plan.label}${a.plan.baseline ? ' (baseline)' : ''}: dbsmack run ${plan.workload} --db ${a.target.redactedUrl}${words.length > 0 ? ` ${words.join(' ')}` : ''}`,
     );
-    if (a.plan.server?.stop) out.push(`  server stop:  ${a.plan.server.stop}`);
+    if (a.plan.server?.stop) out.push(`  server stop:  ${redactCommand(a.plan.server.stop)}`);
     if (a.plan.server?.start)
       out.push(
-        `  server start: ${a.plan.server.start} (then up to ${a.plan.server.wait ?? DEFAULT_SERVER_WAIT} s until it answers)`,
+        `  server start: ${redactCommand(a.plan.server.start)} (then up to ${a.plan.server.wait ?? DEFAULT_SERVER_WAIT} s until it answers)`,
       );
     if (a.plan.check)
       out.push(

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { ExperimentDocument } from '../src/analysis/experiment.ts';
-import { resumeProblem, runOptionSpecs } from '../src/cli/experiment.ts';
+import { identicalSettingsWarnings, resumeProblem, runOptionSpecs } from '../src/cli/experiment.ts';
 import {
   armFingerprint,
   experimentSchedule,
@@ -207,4 +207,24 @@ test('server commands are shown and stored with their passwords masked', () => {
     ),
     'mariadb-admin -uroot -p*** -h127.0.0.1 shutdown --password=*** PGPASSWORD=*** pg_ctl -p 5432',
   );
+});
+
+test('arms restarted into identical server variables, without a check, are warned about', () => {
+  const arm = (label: string, settings: Record<string, string>, check?: Record<string, string>) => ({
+    label,
+    server: { start: 'x' },
+    server_settings: settings,
+    ...(check ? { check } : {}),
+  });
+  const doc = {
+    arms: [
+      arm('a', { thread_handling: 'one-thread-per-connection' }),
+      arm('b', { thread_handling: 'one-thread-per-connection' }),
+      arm('c', { thread_handling: 'pool-of-threads' }),
+      arm('d', { thread_handling: 'pool-of-threads' }, { thread_handling: 'pool-of-threads' }),
+    ],
+  } as unknown as ExperimentDocument;
+  assert.deepEqual(identicalSettingsWarnings(doc), [
+    'arms a and b ran with identical server variables (1 read): their start commands may not have set what they differ by; give the arms a check: of the variable',
+  ]);
 });

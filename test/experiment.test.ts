@@ -88,6 +88,12 @@ arms:
       );
   const nice = doc.arms[1]!.runs[0]!.result as unknown as { server_sched?: { requested: { nice?: number } } };
   assert.equal(nice.server_sched?.requested.nice, 5);
+  // where a setting cannot take effect, the experiment says so (SQLite has no server process to renice)
+  assert.match(
+    doc.warnings.join('\n'),
+    /arm nice5: its scheduling options did not take effect \(.*no server process\)/,
+  );
+  assert.match(r.stdout, /warning: arm nice5: its scheduling options did not take effect/);
   assert.equal(doc.arms[1]!.runs[0]!.result.experiment?.arm, 'nice5');
   // the story's table: the baseline's figure and the arm's ratio per client count
   assert.match(r.stdout, /Thrd +base q\/s +stability +nice5\/base +95% CI +p +stability/);

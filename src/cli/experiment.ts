@@ -25,6 +25,7 @@ import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import type { ServerSched } from '../probe/profile-types.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
 import { createProgress } from '../report/progress.ts';
 import type { History } from '../store/history.ts';
@@ -290,8 +291,16 @@ function loadForResume(file: string, plan: ExperimentPlan): ExperimentDocument {
   return doc;
 }
 
+/** An arm's scheduling options that the run could not apply (no server process, no permission). */
+export function schedulingWarning(arm: string, result: RunResult): string | undefined {
+  const sched = (result as { server_sched?: ServerSched }).server_sched;
+  if (!sched || sched.applied) return undefined;
+  const why = sched.notes.map((n) => n.why).join('; ') || 'not applied';
+  return `arm ${arm}: its scheduling options did not take effect (${why}): it ran as the server was`;
+}
+
 /** Arms set up by server commands whose server settings came out the same: the restart may not have done what it should. */
-function identicalSettingsWarnings(doc: ExperimentDocument): string[] {
+export function identicalSettingsWarnings(doc: ExperimentDocument): string[] {
   const out: string[] = [];
   const restarted = doc.arms.filter((a) => a.server?.start && a.server_settings && !a.check);
   for (let i = 0; i < restarted.length; i++)
@@ -513,8 +522,12 @@ async function experimentCommand(
       };
       armDoc.runs.push(run);
       if (!cut) record(armDoc, run);
-      for (const wmsg of identicalSettingsWarnings(doc))
-        if (!doc.warnings.includes(wmsg)) doc.warnings.push(wmsg);
+      const schedWarning = schedulingWarning(a.plan.label, result);
+      for (const wmsg of [...identicalSettingsWarnings(doc), ...(schedWarning ? [schedWarning] : [])])
+        if (!doc.warnings.includes(wmsg)) {
+          doc.warnings.push(wmsg);
+          log(`dbsmack: warning: ${wmsg}`);
+        }
       if (result.status !== 'complete' && !controller.interrupted)
         doc.status_reason =
           `run ${seq} (arm ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();

@@ -214,7 +214,10 @@ test('bad input: corrupt JSON, unknown label, unknown id, no common client count
   writeFileSync(path.join(dir, 'other.json'), '{"schema": "something/else@1"}');
   r = await runCli(['compare', 'other.json', 'other.json'], { cwd: dir, env });
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /other\.json is not a dbsmack run or sweep \(schema "something\/else@1"\)/);
+  assert.match(
+    r.stderr,
+    /other\.json is not a dbsmack run, sweep or experiment \(schema "something\/else@1"\)/,
+  );
 
   const run3 = path.join(dir, 'r3.json');
   const ok = await runCli(

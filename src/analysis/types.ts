@@ -61,6 +61,12 @@ export interface SweepResult {
   env: RunResult['env'];
   /** Server settings read at the start (see probe/server-settings). */
   server_settings?: Record<string, string>;
+  /** What shaped the runs (`sweep --resume` refuses to mix in runs made otherwise): a hash, and the settings in words. */
+  resume?: { fingerprint: string; settings: Record<string, string> };
+  /** The sweep's record in the history (`sweep --resume` goes on with it). */
+  history?: { path: string; sweep: number };
+  /** The experiment and arm this sweep is (`dbsmack experiment`: one sweep per arm). */
+  experiment?: { name: string; arm: string; baseline: boolean };
 }
 
 export type Verdict = 'better' | 'worse' | 'same' | 'unknown';

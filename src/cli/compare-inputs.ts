@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type Series, seriesFromRuns, seriesFromSweep } from '../analysis/compare.ts';
+import { EXPERIMENT_SCHEMA, experimentSweeps, isExperimentDocument } from '../analysis/experiment.ts';
 import { COMPARE_SCHEMA, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
 import type { LabelledResult } from '../report/profile.ts';
@@ -87,9 +88,29 @@ function loadDoc(file: string, doc: unknown): LoadedInput {
     throw new InputError(`${file} is a comparison (${COMPARE_SCHEMA}); compare runs or sweeps instead`);
   }
   throw new InputError(
-    `${file} is not a dbsmack run or sweep (schema ${schema === undefined ? 'missing' : JSON.stringify(schema)})`,
-    `expected "${RUN_SCHEMA}", "${SWEEP_SCHEMA}", or an array of runs`,
+    `${file} is not a dbsmack run, sweep or experiment (schema ${schema === undefined ? 'missing' : JSON.stringify(schema)})`,
+    `expected "${RUN_SCHEMA}", "${SWEEP_SCHEMA}", "${EXPERIMENT_SCHEMA}", or an array of runs`,
   );
+}
+
+/**
+ * The arms of an experiment document (`dbsmack experiment --out`) as sweeps, the baseline first, each named
+ * by its arm; undefined when `doc` is not an experiment.
+ */
+export function experimentInputs(file: string, doc: unknown): LoadedInput[] | undefined {
+  if ((doc as { schema?: unknown } | null)?.schema !== EXPERIMENT_SCHEMA) return undefined;
+  if (!isExperimentDocument(doc))
+    throw new InputError(
+      `${file}: an experiment document without valid arms (each needs a label, and runs with clients, status and qps)`,
+    );
+  const arms = experimentSweeps(doc);
+  if (arms.length === 0) throw new InputError(`${file}: the experiment ${doc.name} has no runs yet`);
+  return arms.map(({ arm, sweep }) => ({
+    kind: 'sweep',
+    name: arm,
+    source: `file ${file}, arm ${arm}`,
+    doc: sweep,
+  }));
 }
 
 /** Whether compare and report take ARG for a file rather than a history id or label. */
@@ -128,11 +149,40 @@ export class InputResolver {
     return seriesOf(this.load(arg));
   }
 
+  /**
+   * Resolve an argument to its inputs: one, or every arm of an experiment (a document, or an experiment's
+   * name in the history: the newest sweep of each of its arms `NAME/ARM`), the baseline first.
+   */
+  loadAll(arg: string): LoadedInput[] {
+    if (isFileArgument(arg)) {
+      if (!(existsSync(arg) && statSync(arg).isFile())) throw new InputError(`no such file: ${arg}`);
+      const doc = readJsonFile(arg);
+      return experimentInputs(arg, doc) ?? [loadDoc(arg, doc)];
+    }
+    if (!/^\d+$/.test(arg) && !arg.startsWith('label:')) {
+      const h = this.openHistory(arg);
+      if (h.latestSweepWithLabel(arg) === undefined && h.runsWithLabel(arg).length === 0) {
+        const arms = h.experimentSweeps(arg);
+        if (arms.length > 0)
+          return arms.map(({ id, doc }) => ({
+            kind: 'sweep',
+            name: doc.experiment?.arm ?? doc.label,
+            source: `experiment ${arg}: sweep ${id}`,
+            doc,
+          }));
+      }
+    }
+    return [this.load(arg)];
+  }
+
   /** Resolve an argument to its documents: a file, a history id, or a history label. */
   load(arg: string): LoadedInput {
     if (isFileArgument(arg)) {
       if (!(existsSync(arg) && statSync(arg).isFile())) throw new InputError(`no such file: ${arg}`);
-      return loadDoc(arg, readJsonFile(arg));
+      const doc = readJsonFile(arg);
+      const arms = experimentInputs(arg, doc);
+      if (arms) throw new InputError(`${arg} is an experiment of ${arms.length} arms, not one input`);
+      return loadDoc(arg, doc);
     }
     if (/^\d+$/.test(arg)) {
       const h = this.openHistory(arg);

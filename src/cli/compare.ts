@@ -46,10 +46,10 @@ interface CompareOpts {
 }
 
 function compareCommand(args: string[], o: CompareOpts): number {
-  if (args.length < 2)
+  if (args.length < 1)
     throw new UsageError(
       'compare needs a base and at least one candidate',
-      'dbsmack compare BASE CAND [CAND…]',
+      'dbsmack compare BASE CAND [CAND…], or an experiment (its arms against its baseline)',
     );
   const renderers: Record<string, (r: ReturnType<typeof compareSeries>) => string> = {
     text: renderCompareText,
@@ -66,7 +66,13 @@ function compareCommand(args: string[], o: CompareOpts): number {
   let result: ReturnType<typeof compareSeries>;
   let profiles: string | undefined;
   try {
-    const loaded = args.map((a) => inputs.load(a));
+    // an experiment stands for its arms, its baseline first
+    const loaded = args.flatMap((a) => inputs.loadAll(a));
+    if (loaded.length < 2)
+      throw new UsageError(
+        'compare needs a base and at least one candidate',
+        'dbsmack compare BASE CAND [CAND…], or an experiment (its arms against its baseline)',
+      );
     const series = loaded.map(seriesOf);
     distinctNames(series);
     const [base, ...cands] = series;
@@ -113,7 +119,7 @@ function compareCommand(args: string[], o: CompareOpts): number {
  * The wait profiles and thread statistics of the compared inputs side by side (one representative run
  * each, at the highest common client count), when any of them was profiled or ran a scheduling experiment.
  */
-function profileSideBySide(runs: LabelledResult[]): string | undefined {
+export function profileSideBySide(runs: LabelledResult[]): string | undefined {
   const profiled = runs.some((r) => {
     const p = r.result as ProfiledResult;
     return p.profile !== undefined || p.server_sched !== undefined;
@@ -130,7 +136,10 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
     .description(
       'compare candidates with a base per client count: ratio, Mann–Whitney p, bootstrap CI, verdict',
     )
-    .argument('<inputs...>', 'BASE CAND [CAND…]: history labels, history ids, or JSON files (run or sweep)')
+    .argument(
+      '<inputs...>',
+      'BASE CAND [CAND…]: history labels, history ids, or JSON files (run or sweep); an experiment (its document or name) stands for its arms, baseline first',
+    )
     .addOption(
       new Option('--metric <m>', 'what to compare')
         .choices(['qps', 'p95', 'p99'] as const)

@@ -12,6 +12,7 @@ import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
+import { registerExperiment } from './experiment.ts';
 import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
 import { registerHistory } from './history.ts';
@@ -286,6 +287,7 @@ export function buildProgram(): Command {
     exitCode = code;
   };
   registerSweep(program, setExit, runInvocation);
+  registerExperiment(program, setExit, runInvocation); // experiment plans (issue 15)
   registerHistory(program, setExit);
   registerCompare(program, setExit);
   registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)

@@ -4,9 +4,11 @@
  * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
  * (copied from the run command), so options added to `run` later work in sweeps without changes here.
  */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
-import type { SweepResult, SweepRun } from '../analysis/types.ts';
+import { SWEEP_SCHEMA, type SweepResult, type SweepRun } from '../analysis/types.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
@@ -15,7 +17,8 @@ import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
-import { EXIT, UsageError } from './errors.ts';
+import { readJsonFile } from './compare-inputs.ts';
+import { EXIT, InputError, UsageError } from './errors.ts';
 import { helpDefault, workloadHelp } from './help.ts';
 import {
   addHistoryOptions,
@@ -49,7 +52,82 @@ const OWN = new Set([
   '--history',
   '--no-history',
   '--help',
+  '--resume',
 ]);
+
+/** Options that do not shape a sweep's runs: a resumed sweep may change them. */
+const NOT_RUN_SHAPING = new Set([
+  'clients',
+  'threads',
+  'format',
+  'out',
+  'label',
+  'history',
+  'quiet',
+  'progress',
+  'debug',
+  'help',
+  'reportIntervalGiven',
+  'resume',
+  'repeat',
+  'interleave',
+  'pause',
+]);
+
+/**
+ * What shapes a sweep's runs, as key → value (the target redacted): the workload, its words, and every
+ * option of run but those of NOT_RUN_SHAPING. `fingerprint` hashes it with the target's full URL.
+ */
+export function sweepSettings(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  target: Target,
+): { fingerprint: string; settings: Record<string, string> } {
+  const settings: Record<string, string> = { workload: arg, 'workload words': rest.join(' ') };
+  for (const [k, v] of Object.entries(run).sort(([a], [b]) => a.localeCompare(b))) {
+    if (NOT_RUN_SHAPING.has(k) || v === undefined || k === 'db') continue;
+    settings[k] = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  settings.target = target.redactedUrl;
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify({ ...settings, target: run.db }))
+    .digest('hex')
+    .slice(0, 16);
+  return { fingerprint, settings };
+}
+
+/** The runs of a partial sweep document to keep on `--resume FILE`, or why it cannot be continued. */
+function resumeFrom(
+  file: string,
+  now: { fingerprint: string; settings: Record<string, string> },
+): { doc: SweepResult; runs: { clients: number; run: SweepRun }[] } {
+  if (!existsSync(file))
+    throw new UsageError(`--resume: no sweep document ${file}`, 'give the --out FILE of the sweep');
+  const doc = readJsonFile(file) as SweepResult;
+  if (doc?.schema !== SWEEP_SCHEMA || !Array.isArray(doc.points))
+    throw new InputError(`--resume: ${file} is not a sweep document (${SWEEP_SCHEMA})`);
+  if (!doc.resume)
+    throw new UsageError(
+      `--resume: ${file} does not say how its runs were made (written by an older dbsmack)`,
+      'start the sweep anew',
+    );
+  if (doc.resume.fingerprint !== now.fingerprint) {
+    const was = doc.resume.settings;
+    const keys = [...new Set([...Object.keys(was), ...Object.keys(now.settings)])].sort();
+    const changed = keys
+      .filter((k) => was[k] !== now.settings[k])
+      .map((k) => `${k}: ${was[k] ?? '(unset)'} → ${now.settings[k] ?? '(unset)'}`);
+    throw new UsageError(
+      `--resume: cannot continue ${file}: ${changed.length > 0 ? changed.join('; ') : 'the target changed'}; the new runs would be mixed with runs made otherwise`,
+      'give the same workload and options as the sweep had (client counts and repeats may change), or start a new sweep',
+    );
+  }
+  const runs = doc.points.flatMap((p) =>
+    p.runs.filter((r) => r.status === 'complete' && r.result).map((r) => ({ clients: p.clients, run: r })),
+  );
+  return { doc, runs };
+}
 
 /**
  * Runs per client count when `--repeat` is not given: 5, so that the default comparison of two sweeps can
@@ -78,6 +156,8 @@ interface SweepOptions {
   interleave: boolean;
   label?: string;
   out?: string;
+  /** `--resume FILE`: the partial sweep document to continue. */
+  resume?: string;
   format: string;
   history?: string | boolean;
   pause: number;
@@ -146,14 +226,22 @@ async function sweepCommand(
   const target = targetFor(run, resolved);
   // every client count must fit the machine before the first run starts
   for (const c of o.clients) workersFor(run.workers, target.driver, c);
+  const shape = sweepSettings(arg, rest, run, target);
+  const resumed = o.resume !== undefined ? resumeFrom(o.resume, shape) : undefined;
+  // a resumed sweep rewrites its own document unless --out names another
+  if (o.resume !== undefined && o.out === undefined) o.out = o.resume;
   if (o.out) checkOutputFile(o.out, '--out');
   checkHistoryPath(o.history);
   let history = openHistoryForWrite(o.history);
   let historyFailed = false;
   const label =
+    resumed?.doc.label ??
     o.label ??
     `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
-  const order = schedule(o.clients, o.repeat, o.interleave);
+  const kept = new Set(resumed?.runs.map((r) => `${r.clients}:${r.run.repeat}`) ?? []);
+  const order = schedule(o.clients, o.repeat, o.interleave).filter(
+    (s) => !kept.has(`${s.clients}:${s.repeat}`),
+  );
   // One set of probes serves every run: --profile and the scheduling options apply to each run alike.
   const probes = profileProbesFrom(run, { sweep: true });
   // --metrics-listen: one listener for the whole sweep, bound before the first run connects; the runs add
@@ -165,11 +253,15 @@ async function sweepCommand(
   );
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
-  const done: { clients: number; run: SweepRun }[] = [];
-  const startedAt = new Date().toISOString();
-  let sweepId: number | undefined;
+  const done: { clients: number; run: SweepRun }[] = [...(resumed?.runs ?? [])];
+  const startedAt = resumed?.doc.started_at ?? new Date().toISOString();
+  // the resumed sweep's history record goes on, when it is in this history
+  let sweepId: number | undefined =
+    resumed?.doc.history && resumed.doc.history.path === history?.path
+      ? resumed.doc.history.sweep
+      : undefined;
   let doc: SweepResult | undefined;
-  let settings: Record<string, string> | undefined;
+  let settings: Record<string, string> | undefined = resumed?.doc.server_settings;
   let stopReason: string | undefined;
   let outFailed = false;
   /**
@@ -191,10 +283,12 @@ async function sweepCommand(
       },
       done,
     );
+    doc.resume = shape;
     if (history) {
       try {
         if (newest) sweepId = history.addSweepRun(sweepId, doc, newest.result, newest.repeat).sweepId;
         else if (sweepId !== undefined) history.updateSweep(sweepId, doc);
+        if (sweepId !== undefined) doc.history = { path: history.path, sweep: sweepId };
       } catch (e) {
         log(
           `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
@@ -215,7 +309,8 @@ async function sweepCommand(
   };
   if (!o.quiet)
     say(
-      `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}`,
+      `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}` +
+        (resumed ? `, resuming ${o.resume} (${resumed.runs.length} runs kept)` : ''),
     );
   const tty = process.stderr.isTTY === true;
   const firstPlan = planFrom({ ...run, clients: o.clients[0] as number }, target, resolved);
@@ -284,7 +379,7 @@ async function sweepCommand(
     progress.done();
     uninstall();
   }
-  const finished = done.length === order.length && !controller.interrupted;
+  const finished = done.length === order.length + kept.size && !controller.interrupted;
   if (controller.interrupted) stopReason = 'interrupted';
   persist(finished);
   const recordedIn = history?.path;
@@ -350,6 +445,10 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
       ),
     )
     .option('-o, --out <file>', 'write the sweep JSON (dbsmack/sweep@1) to FILE, rewritten after every run')
+    .option(
+      '--resume <file>',
+      'continue the partial sweep of FILE (its --out) without repeating its finished runs; refused when the workload or options differ',
+    )
     .option('--format <fmt>', 'what to print on stdout at the end: text or json', 'text');
   addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
   for (const opt of runCmd?.options ?? []) {
@@ -375,6 +474,7 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
         pause: all.pause as number,
         ...(all.label !== undefined ? { label: all.label as string } : {}),
         ...(all.out !== undefined ? { out: all.out as string } : {}),
+        ...(all.resume !== undefined ? { resume: all.resume as string } : {}),
         ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
         ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
         ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),

@@ -192,6 +192,8 @@ export interface RunResult {
     io?: 'native' | 'js';
   };
   label?: string;
+  /** The experiment (`dbsmack experiment`) and arm this run belongs to. */
+  experiment?: { name: string; arm: string };
   clients: number;
   workers: number;
   started_at: string;

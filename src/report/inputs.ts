@@ -14,8 +14,9 @@ import {
   seriesFromRuns,
   seriesFromSweep,
 } from '../analysis/compare.ts';
+import { EXPERIMENT_SCHEMA } from '../analysis/experiment.ts';
 import { COMPARE_SCHEMA, type CompareResult, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
-import { InputResolver, isFileArgument } from '../cli/compare-inputs.ts';
+import { experimentInputs, InputResolver, isFileArgument } from '../cli/compare-inputs.ts';
 import { InputError } from '../cli/errors.ts';
 import { lineColumn } from '../cli/json-position.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
@@ -72,9 +73,15 @@ export function classifyDocument(
   }
   const kind = KNOWN[schema];
   if (kind === undefined) {
-    const family = /^dbsmack\/(run|sweep|compare)@(.+)$/.exec(schema);
+    const family = /^dbsmack\/(run|sweep|compare|experiment)@(.+)$/.exec(schema);
+    const reads: Record<string, string> = {
+      run: RUN_SCHEMA,
+      sweep: SWEEP_SCHEMA,
+      compare: COMPARE_SCHEMA,
+      experiment: EXPERIMENT_SCHEMA,
+    };
     const reason = family
-      ? `schema ${schema} is a version this dbsmack does not read (it reads ${family[1] === 'run' ? RUN_SCHEMA : family[1] === 'sweep' ? SWEEP_SCHEMA : COMPARE_SCHEMA})`
+      ? `schema ${schema} is a version this dbsmack does not read (it reads ${reads[family[1] as string]})`
       : `unknown schema ${JSON.stringify(schema)}`;
     return { source, reason };
   }
@@ -91,7 +98,7 @@ export interface ResolveReportOptions {
   seed?: number;
 }
 
-function readFileInput(arg: string): ReportInput | { source: string; reason: string } {
+function readFileInput(arg: string): unknown {
   let text: string;
   try {
     text = readFileSync(arg, 'utf8');
@@ -102,7 +109,7 @@ function readFileInput(arg: string): ReportInput | { source: string; reason: str
       'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`, a history id or a label',
     );
   }
-  return classifyDocument(arg, parseJsonFile(arg, text));
+  return parseJsonFile(arg, text);
 }
 
 /** The label a run goes by in the report (the model groups by it; a computed comparison must agree). */
@@ -163,14 +170,23 @@ export async function resolveReportInputs(
   try {
     for (const arg of args) {
       if (isFileArgument(arg)) {
-        const r = readFileInput(arg);
+        const parsed = readFileInput(arg);
+        // an experiment document: its arms, as sweeps (baseline first)
+        const arms = experimentInputs(arg, parsed);
+        if (arms) {
+          for (const l of arms)
+            if (l.kind === 'sweep') out.inputs.push({ kind: 'sweep', source: l.source, doc: l.doc });
+          continue;
+        }
+        const r = classifyDocument(arg, parsed);
         if ('kind' in r) out.inputs.push(r);
         else out.skipped.push(r);
         continue;
       }
-      const l = history.load(arg);
-      if (l.kind === 'sweep') out.inputs.push({ kind: 'sweep', source: l.source, doc: l.doc });
-      else for (const doc of l.docs) out.inputs.push({ kind: 'run', source: l.source, doc });
+      for (const l of history.loadAll(arg)) {
+        if (l.kind === 'sweep') out.inputs.push({ kind: 'sweep', source: l.source, doc: l.doc });
+        else for (const doc of l.docs) out.inputs.push({ kind: 'run', source: l.source, doc });
+      }
     }
   } finally {
     history.close();

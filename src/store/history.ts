@@ -369,6 +369,30 @@ export class History {
     return row?.id;
   }
 
+  /**
+   * The arms of the experiment `name` (`dbsmack experiment`): the newest sweep of each label `NAME/ARM`
+   * whose document says it is an arm of that experiment, the baseline first.
+   */
+  experimentSweeps(name: string): { id: number; doc: SweepResult }[] {
+    if (this.empty) return [];
+    const rows = this.db
+      .prepare(
+        "SELECT id, label FROM records WHERE kind = 'sweep' AND substr(label, 1, ?) = ? ORDER BY id DESC",
+      )
+      .all(name.length + 1, `${name}/`) as { id: number; label: string }[];
+    const seen = new Set<string>();
+    const out: { id: number; doc: SweepResult }[] = [];
+    for (const r of rows) {
+      if (seen.has(r.label)) continue;
+      seen.add(r.label);
+      const doc = this.sweep(r.id);
+      if (doc?.experiment?.name === name) out.push({ id: r.id, doc });
+    }
+    return out.sort(
+      (a, b) => Number(b.doc.experiment?.baseline) - Number(a.doc.experiment?.baseline) || a.id - b.id,
+    );
+  }
+
   /** Every standalone run with this label, oldest first. */
   runsWithLabel(label: string): RunResult[] {
     if (this.empty) return [];

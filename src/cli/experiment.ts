@@ -1,0 +1,709 @@
+/**
+ * `dbsmack experiment PLAN`: the arms of a YAML plan (experiment-plan.ts), interleaved (each repeat runs
+ * every arm, in an order rotated by one per repeat), each run through the same `runOnce` as `run` and
+ * `sweep`, recorded in the history (one sweep per arm, labelled `EXPERIMENT/ARM`) and written into the
+ * experiment document (`dbsmack/experiment@1`) after every run, so that an interrupted experiment keeps what
+ * it measured and `--resume` continues it. At the end: the ratio table of every arm to the baseline, computed
+ * by compare's code over the arms as sweeps (analysis/experiment.ts).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
+import {
+  armLabel,
+  armSweep,
+  compareArms,
+  EXPERIMENT_SCHEMA,
+  type ExperimentArm,
+  type ExperimentDocument,
+  type ExperimentRun,
+  summarizeArms,
+} from '../analysis/experiment.ts';
+import { summarizeRun } from '../analysis/sweep-build.ts';
+import { redactSecrets } from '../driver/redact.ts';
+import type { Target } from '../driver/types.ts';
+import { parseTarget } from '../driver/url.ts';
+import { RunController } from '../engine/run-once.ts';
+import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import type { ServerSched } from '../probe/profile-types.ts';
+import { renderExperimentText } from '../report/experiment-text.ts';
+import { createProgress } from '../report/progress.ts';
+import type { History } from '../store/history.ts';
+import { profileSideBySide } from './compare.ts';
+import { readJsonFile } from './compare-inputs.ts';
+import { EXIT, InputError, UsageError, UserError } from './errors.ts';
+import {
+  armFingerprint,
+  type ExperimentPlan,
+  experimentSchedule,
+  type PlanArm,
+  type PlanSetting,
+  type RunOptionSpec,
+  readPlan,
+  settingWords,
+} from './experiment-plan.ts';
+import { readVariables, redactCommand, runServerCommand, waitForServer } from './experiment-server.ts';
+import {
+  addHistoryOptions,
+  attachServerInfo,
+  checkHistoryPath,
+  openHistoryForWrite,
+} from './history-options.ts';
+import { checkOutputFile, say, writeResultFile } from './output.ts';
+import { seconds } from './parse.ts';
+import { profileProbesFrom } from './profile-options.ts';
+import {
+  installSignals,
+  planFrom,
+  type ResolvedWorkload,
+  type RunOptions,
+  resolveWorkload,
+  runWithErrors,
+  workersFor,
+} from './run.ts';
+import type { RunInvocation } from './sweep.ts';
+
+/** Seconds a server may take to answer after its start command, unless the arm's `server: wait:` says otherwise. */
+export const DEFAULT_SERVER_WAIT = 60;
+/** Seconds a stop or start command may take (a start command must return once the server is launched). */
+const COMMAND_TIMEOUT = 300;
+
+interface ExperimentOptions {
+  out?: string;
+  resume?: boolean;
+  allowShell?: boolean;
+  dryRun?: boolean;
+  serverWait: number;
+  format: string;
+  history?: string | boolean;
+  quiet?: boolean;
+  progress?: boolean;
+}
+
+/** An arm ready to run: its run options, its workload per client count, its target. */
+interface ResolvedArm {
+  plan: PlanArm;
+  run: RunOptions;
+  target: Target;
+  workloadFor(clients: number): Promise<ResolvedWorkload>;
+}
+
+/** The options of run, as the plan may set them. */
+export function runOptionSpecs(program: Command): RunOptionSpec[] {
+  const runCmd = program.commands.find((c) => c.name() === 'run');
+  return (runCmd?.options ?? [])
+    .filter((o) => o.long !== undefined)
+    .map((o) => ({ name: (o.long as string).slice(2), flag: !o.required && !o.optional }));
+}
+
+/** A workload file named relative to the plan is found beside it. */
+function workloadArg(plan: ExperimentPlan): string {
+  const w = plan.workload;
+  const fileLike = w.includes('/') || /\.(smack|sql|ts|js|mjs)$/i.test(w);
+  if (!fileLike || path.isAbsolute(w)) return w;
+  const beside = path.join(path.dirname(plan.file), w);
+  return !existsSync(w) && existsSync(beside) ? beside : w;
+}
+
+const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
+
+/**
+ * Parse an arm's settings with run's own options (a scratch command holding them) and resolve its workload
+ * with the workload's own option specs. An error names the setting's place in the plan: the settings are
+ * tried one by one to find the one at fault.
+ */
+async function resolveArm(
+  plan: ExperimentPlan,
+  arm: PlanArm,
+  runCmd: CommandUnknownOpts,
+  toRun: RunInvocation,
+): Promise<ResolvedArm> {
+  const parse = async (
+    settings: readonly PlanSetting[],
+  ): Promise<{ rest: string[]; options: RunOptions }> => {
+    const c = new Command('experiment-arm')
+      .exitOverride()
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument('[workload]')
+      .argument('[args...]')
+      .configureOutput({ writeErr: () => {}, writeOut: () => {}, outputError: () => {} });
+    for (const o of runCmd.options) c.addOption(o as never);
+    let got: { rest: string[]; options: RunOptions } | undefined;
+    c.action((_w, _a, o, cmd) => {
+      got = toRun(o as Record<string, unknown>, cmd as unknown as CommandUnknownOpts);
+    });
+    const words = [
+      ...(plan.target !== undefined ? [`--db=${plan.target}`] : []),
+      ...settings.flatMap(settingWords),
+    ];
+    await c.parseAsync([plan.workload, ...words], { from: 'user' });
+    if (!got) throw new Error('the arm parser did not run');
+    return got;
+  };
+  const located = async <T>(fn: (s: readonly PlanSetting[]) => Promise<T>): Promise<T> => {
+    try {
+      return await fn(arm.settings);
+    } catch (e) {
+      if (!(e instanceof UserError || e instanceof CommanderError)) throw e;
+      const msg = e.message.replace(/^error: /, '');
+      for (const s of arm.settings) {
+        try {
+          await fn([s]);
+        } catch {
+          throw new InputError(`${s.at}: ${s.key}: ${msg}`, e instanceof UserError ? e.hint : undefined);
+        }
+      }
+      throw new InputError(
+        `${arm.at}: arm '${arm.label}': ${msg}`,
+        e instanceof UserError ? e.hint : undefined,
+      );
+    }
+  };
+  const inv = await located(parse);
+  const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
+  const arg = workloadArg(plan);
+  const command = { name: 'run', options: [] as string[] };
+  const smack = isSmack(arg);
+  const cache = new Map<number, ResolvedWorkload>();
+  const resolveFor = async (c: number, settings: readonly PlanSetting[]): Promise<ResolvedWorkload> => {
+    const i = settings === arm.settings ? inv : await parse(settings);
+    return resolveWorkload(arg, smack ? [String(c), ...i.rest] : i.rest, command);
+  };
+  const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
+    const key = smack ? c : 0;
+    let w = cache.get(key);
+    if (!w) {
+      w = await located((s) => resolveFor(c, s));
+      cache.set(key, w);
+    }
+    return w;
+  };
+  const first = await workloadFor(plan.clients[0] as number);
+  for (const c of plan.clients) await workloadFor(c);
+  const own = (first.workload as { defaultTarget?: () => Target }).defaultTarget;
+  const target = !run.dbGiven && typeof own === 'function' ? own.call(first.workload) : parseTarget(run.db);
+  for (const c of plan.clients) workersFor(run.workers, target.driver, c);
+  // The probes' options are checked now too (--server-priority without a policy …).
+  try {
+    profileProbesFrom(run, { sweep: true });
+  } catch (e) {
+    if (e instanceof UserError) throw new InputError(`${arm.at}: arm '${arm.label}': ${e.message}`, e.hint);
+    throw e;
+  }
+  return { plan: arm, run, target, workloadFor };
+}
+
+const settingsRecord = (arm: PlanArm): Record<string, string | number | boolean> =>
+  Object.fromEntries(arm.settings.map((s) => [s.key, s.value]));
+
+/** Why a saved experiment cannot be continued under this plan, or undefined when it can. */
+export function resumeProblem(doc: ExperimentDocument, plan: ExperimentPlan): string | undefined {
+  if (doc.name !== plan.name) return `it is experiment '${doc.name}', the plan is '${plan.name}'`;
+  if (doc.plan.workload !== plan.workload)
+    return `the workload changed from ${doc.plan.workload} to ${plan.workload}`;
+  const labels = plan.arms.map((a) => a.label);
+  const saved = doc.arms.map((a) => a.label);
+  const added = labels.filter((l) => !saved.includes(l));
+  const removed = saved.filter((l) => !labels.includes(l));
+  if (added.length > 0 || removed.length > 0)
+    return `the arms changed (${[...added.map((l) => `added ${l}`), ...removed.map((l) => `removed ${l}`)].join(', ')})`;
+  const base = plan.arms.find((a) => a.baseline)?.label;
+  if (doc.plan.baseline !== base) return `the baseline changed from ${doc.plan.baseline} to ${base}`;
+  for (const arm of plan.arms) {
+    const was = doc.arms.find((a) => a.label === arm.label)!;
+    if (was.fingerprint === armFingerprint(plan, arm)) continue;
+    const now = settingsRecord(arm);
+    const keys = [...new Set([...Object.keys(now), ...Object.keys(was.settings)])].sort();
+    const changed = keys
+      .filter((k) => String(now[k] ?? '') !== String(was.settings[k] ?? ''))
+      .map((k) => `${k}: ${was.settings[k] ?? '(unset)'} → ${now[k] ?? '(unset)'}`);
+    if (JSON.stringify(was.server ?? null) !== JSON.stringify(serverOf(arm) ?? null))
+      changed.push('its server commands');
+    if (JSON.stringify(was.check ?? null) !== JSON.stringify(arm.check ?? null)) changed.push('its check');
+    if (changed.length === 0) changed.push('its target, or a password in its commands');
+    return `arm '${arm.label}' changed (${changed.join('; ')}): its new runs would be mixed with runs of another set-up`;
+  }
+  return undefined;
+}
+
+const serverOf = (arm: PlanArm): ExperimentArm['server'] | undefined =>
+  arm.server
+    ? {
+        ...(arm.server.stop !== undefined ? { stop: redactCommand(arm.server.stop) } : {}),
+        ...(arm.server.start !== undefined ? { start: redactCommand(arm.server.start) } : {}),
+      }
+    : undefined;
+
+function freshDocument(plan: ExperimentPlan, target: Target): ExperimentDocument {
+  const now = new Date().toISOString();
+  return {
+    schema: EXPERIMENT_SCHEMA,
+    name: plan.name,
+    status: 'partial',
+    status_reason: 'not finished',
+    plan: {
+      file: plan.file,
+      workload: plan.workload,
+      target: target.redactedUrl,
+      clients: plan.clients,
+      repeat: plan.repeat,
+      baseline: plan.arms.find((a) => a.baseline)?.label ?? '',
+      order: 'interleaved',
+    },
+    started_at: now,
+    updated_at: now,
+    arms: plan.arms.map((a) => ({
+      label: a.label,
+      baseline: a.baseline,
+      fingerprint: armFingerprint(plan, a),
+      settings: settingsRecord(a),
+      ...(a.server ? { server: serverOf(a) } : {}),
+      ...(a.check ? { check: a.check } : {}),
+      runs: [],
+    })),
+    warnings: [],
+  };
+}
+
+function loadForResume(file: string, plan: ExperimentPlan): ExperimentDocument {
+  if (!existsSync(file))
+    throw new UsageError(
+      `--resume: no experiment document ${file} to continue`,
+      'start the experiment without --resume, or name its document with --out FILE',
+    );
+  const doc = readJsonFile(file) as ExperimentDocument;
+  if (doc?.schema !== EXPERIMENT_SCHEMA || !Array.isArray(doc.arms))
+    throw new InputError(`--resume: ${file} is not an experiment document (${EXPERIMENT_SCHEMA})`);
+  const problem = resumeProblem(doc, plan);
+  if (problem)
+    throw new UsageError(
+      `--resume: cannot continue ${file} with the plan ${plan.file}: ${problem}`,
+      'put the plan back as it was, or start a new experiment (another --out FILE, without --resume)',
+    );
+  // Runs cut short are made again; the rest stay as they are.
+  for (const a of doc.arms) a.runs = a.runs.filter((r) => r.status === 'complete' && !r.interrupted);
+  doc.plan.clients = plan.clients;
+  doc.plan.repeat = plan.repeat;
+  doc.plan.file = plan.file;
+  doc.warnings = [];
+  return doc;
+}
+
+/** An arm's scheduling options that the run could not apply (no server process, no permission). */
+export function schedulingWarning(arm: string, result: RunResult): string | undefined {
+  const sched = (result as { server_sched?: ServerSched }).server_sched;
+  if (!sched || sched.applied) return undefined;
+  const why = sched.notes.map((n) => n.why).join('; ') || 'not applied';
+  return `arm ${arm}: its scheduling options did not take effect (${why}): it ran as the server was`;
+}
+
+/** Arms set up by server commands whose server settings came out the same: the restart may not have done what it should. */
+export function identicalSettingsWarnings(doc: ExperimentDocument): string[] {
+  const out: string[] = [];
+  const restarted = doc.arms.filter((a) => a.server?.start && a.server_settings && !a.check);
+  for (let i = 0; i < restarted.length; i++)
+    for (let j = i + 1; j < restarted.length; j++) {
+      const a = restarted[i]!;
+      const b = restarted[j]!;
+      if (JSON.stringify(a.server_settings) === JSON.stringify(b.server_settings))
+        out.push(
+          `arms ${a.label} and ${b.label} ran with identical server variables (${Object.keys(a.server_settings ?? {}).length} read): ` +
+            'their start commands may not have set what they differ by; give the arms a check: of the variable',
+        );
+    }
+  return out;
+}
+
+async function experimentCommand(
+  planFile: string,
+  o: ExperimentOptions,
+  runCmd: CommandUnknownOpts,
+  toRun: RunInvocation,
+  specs: RunOptionSpec[],
+): Promise<number> {
+  if (o.format !== 'text' && o.format !== 'json')
+    throw new UsageError(`unknown format '${o.format}' for experiment`, 'formats: text, json');
+  const plan = readPlan(planFile, specs);
+  const arms: ResolvedArm[] = [];
+  for (const a of plan.arms) arms.push(await resolveArm(plan, a, runCmd, toRun));
+  if (o.dryRun) {
+    process.stdout.write(renderDryRun(plan, arms));
+    return EXIT.ok;
+  }
+  const shell = plan.arms.filter((a) => a.server);
+  if (shell.length > 0 && !o.allowShell) {
+    const list = shell
+      .map(
+        (a) =>
+          `${a.server!.at} (arm ${a.label}): ${[a.server!.stop, a.server!.start]
+            .filter((c) => c !== undefined)
+            .map(redactCommand)
+            .join('; ')}`,
+      )
+      .join('\n  ');
+    throw new UsageError(
+      `the plan runs server commands, which dbsmack runs only with --allow-shell:\n  ${list}`,
+      'read them, then run again with --allow-shell (dbsmack runs only the commands the plan names)',
+    );
+  }
+  const out = o.out ?? `${path.basename(planFile).replace(/\.(ya?ml)$/i, '')}.experiment.json`;
+  checkOutputFile(out, '--out');
+  checkHistoryPath(o.history);
+  const doc = o.resume ? loadForResume(out, plan) : freshDocument(plan, arms[0]!.target);
+  if (!o.resume && existsSync(out)) {
+    try {
+      const old = readJsonFile(out) as ExperimentDocument;
+      if (old?.schema === EXPERIMENT_SCHEMA && old.status === 'partial')
+        say(
+          `dbsmack: note: ${out} held a partial experiment; starting anew over it (--resume continues one)`,
+        );
+    } catch {
+      // not ours to read: it is overwritten like any --out file
+    }
+  }
+  const done = new Set(
+    doc.arms.flatMap((a) => a.runs.map((r) => `${a.label}\u0000${r.clients}\u0000${r.repeat}`)),
+  );
+  const order = experimentSchedule(plan.arms.length, plan.clients, plan.repeat).filter(
+    (s) => !done.has(`${plan.arms[s.arm]!.label}\u0000${s.clients}\u0000${s.repeat}`),
+  );
+  const mixed = plan.arms.some((a) => a.server) && plan.arms.some((a) => !a.server);
+  if (mixed)
+    doc.warnings.push(
+      'some arms restart the server and others do not: those run on the server as the arm before them left it',
+    );
+  let history: History | undefined = openHistoryForWrite(o.history);
+  let historyFailed = false;
+  let outFailed = false;
+  const controller = new RunController();
+  const uninstall = installSignals(() => controller.stop());
+  let seq = doc.arms.reduce((n, a) => n + a.runs.length, 0);
+  let current: number | undefined;
+  let lastArmAt: string | undefined;
+  let errorCode: number | undefined;
+  const tty = process.stderr.isTTY === true;
+  const firstPlan = planFrom(
+    { ...arms[0]!.run, clients: plan.clients[0] as number },
+    arms[0]!.target,
+    await arms[0]!.workloadFor(plan.clients[0] as number),
+  );
+  const progress = await createProgress({
+    totalRuns: order.length,
+    repeats: plan.repeat,
+    ...(firstPlan.timeS !== undefined ? { runSeconds: firstPlan.timeS + firstPlan.warmupS } : {}),
+    mode: o.progress || (tty && !o.quiet) ? (tty ? 'status' : 'lines') : 'off',
+    title: `dbsmack experiment ${plan.name}`,
+  });
+  const log = (m: string): void => progress.log(redactSecrets(m));
+  const source = `file ${out}`;
+  const persist = (): void => {
+    doc.updated_at = new Date().toISOString();
+    summarizeArms(doc);
+    const cmp = compareArms(doc, source);
+    if (cmp) doc.comparison = cmp;
+    if (outFailed) return;
+    try {
+      writeResultFile(out, `${JSON.stringify(doc, null, 2)}\n`);
+    } catch (e) {
+      outFailed = true;
+      log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
+    }
+  };
+  /** Store the newest run in the arm's history sweep (made on the arm's first run). */
+  const record = (arm: ExperimentArm, run: ExperimentRun): void => {
+    if (!history) return;
+    try {
+      const sweep = armSweep(doc, arm)!;
+      const known = arm.history?.path === history.path ? arm.history.sweep : undefined;
+      const { sweepId } = history.addSweepRun(known, sweep, run.result, run.repeat);
+      arm.history = { path: history.path, sweep: sweepId };
+    } catch (e) {
+      log(
+        `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
+      );
+      history.close();
+      history = undefined;
+      historyFailed = true;
+    }
+  };
+  /** Make arm `i` the server's set-up: its stop and start commands, the wait, its check. */
+  const setUp = async (i: number): Promise<void> => {
+    const a = arms[i]!;
+    const armDoc = doc.arms[i]!;
+    const srv = a.plan.server;
+    if (srv && current !== i) {
+      const what = `arm ${a.plan.label}`;
+      if (srv.stop) {
+        log(`dbsmack: ${what}: stopping the server: ${redactCommand(srv.stop)}`);
+        await runServerCommand(srv.stop, `${what} stop`, COMMAND_TIMEOUT, () => controller.interrupted);
+      }
+      if (controller.interrupted) return;
+      if (srv.start) {
+        log(`dbsmack: ${what}: starting the server: ${redactCommand(srv.start)}`);
+        lastArmAt = a.plan.label;
+        await runServerCommand(srv.start, `${what} start`, COMMAND_TIMEOUT, () => controller.interrupted);
+        await waitForServer(
+          a.target,
+          srv.wait ?? o.serverWait,
+          a.run.connectTimeout,
+          what,
+          () => controller.interrupted,
+        );
+      }
+    }
+    if (controller.interrupted) return;
+    if (a.plan.check && current !== i) {
+      const names = Object.keys(a.plan.check);
+      const seen = await readVariables(a.target, names, a.run.connectTimeout);
+      armDoc.checked = seen;
+      const wrong = names.filter(
+        (n) => (seen[n] ?? '').toLowerCase() !== String(a.plan.check![n]).toLowerCase(),
+      );
+      if (wrong.length > 0) {
+        throw new UserError(
+          `arm ${a.plan.label}: ${wrong.map((n) => `${n} is ${seen[n] === undefined ? 'unknown to the server' : `'${seen[n]}'`}, the plan expects '${a.plan.check![n]}'`).join('; ')}`,
+          "the arm's settings did not take effect: check its server commands; the partial experiment is saved (--resume)",
+          EXIT.runFailed,
+        );
+      }
+      log(`dbsmack: arm ${a.plan.label}: checked ${names.map((n) => `${n}=${seen[n]}`).join(', ')}`);
+    }
+    current = i;
+  };
+  if (!o.quiet) {
+    const resumed = o.resume ? `, resuming ${out} (${seq} runs kept)` : '';
+    say(
+      `dbsmack: experiment ${plan.name}: ${order.length} runs of ${plan.workload}, ${plan.arms.length} arms interleaved on ${arms[0]!.target.redactedUrl}${resumed}`,
+    );
+  }
+  persist();
+  try {
+    for (const [n, step] of order.entries()) {
+      if (controller.interrupted) break;
+      const a = arms[step.arm]!;
+      const armDoc = doc.arms[step.arm]!;
+      await setUp(step.arm);
+      if (controller.interrupted) break;
+      const w = await a.workloadFor(step.clients);
+      const runPlan = planFrom({ ...a.run, clients: step.clients }, a.target, w);
+      progress.runStarted(step.clients, step.repeat);
+      let result: RunResult | undefined;
+      try {
+        result = await runWithErrors(
+          {
+            plan: runPlan,
+            workload: w.workload,
+            options: w.options,
+            workers: workersFor(a.run.workers, a.target.driver, runPlan.clients),
+            label: armLabel(plan.name, a.plan.label),
+            probes: profileProbesFrom(a.run, { sweep: true }),
+            onInterval: (p: IntervalPoint) => progress.interval(p),
+            log,
+            controller,
+          },
+          'experiment',
+        );
+      } finally {
+        progress.runFinished();
+      }
+      if (result === undefined) break;
+      result.experiment = { name: plan.name, arm: a.plan.label };
+      await attachServerInfo(result, a.target, a.run.connectTimeout);
+      armDoc.server_settings ??= result.server?.settings;
+      const cut = controller.interrupted && result.status !== 'complete';
+      const run: ExperimentRun = {
+        ...summarizeRun(result, step.repeat),
+        clients: step.clients,
+        seq: ++seq,
+        // cut short by Ctrl-C (a run that finished before the signal counts as any other)
+        ...(cut ? { interrupted: true } : {}),
+      };
+      armDoc.runs.push(run);
+      if (!cut) record(armDoc, run);
+      const schedWarning = schedulingWarning(a.plan.label, result);
+      for (const wmsg of [...identicalSettingsWarnings(doc), ...(schedWarning ? [schedWarning] : [])])
+        if (!doc.warnings.includes(wmsg)) {
+          doc.warnings.push(wmsg);
+          log(`dbsmack: warning: ${wmsg}`);
+        }
+      if (result.status !== 'complete' && !controller.interrupted)
+        doc.status_reason =
+          `run ${seq} (arm ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
+      else if (cut) doc.status_reason = 'interrupted';
+      persist();
+      if (!o.quiet)
+        log(
+          `dbsmack: [${n + 1}/${order.length}] ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}: ` +
+            `${run.qps.toFixed(1)} q/s, p95 ${run.p95_ms.toFixed(3)} ms, ${result.status}`,
+        );
+      if (result.status !== 'complete' || controller.interrupted) break;
+    }
+  } catch (e) {
+    doc.status_reason = `stopped by an error: ${(e as Error).message}`;
+    persist();
+    if (!(e instanceof UserError)) throw e;
+    errorCode = e.exitCode;
+    progress.done();
+    process.stderr.write(`dbsmack: ${redactSecrets(e.message)}\n`);
+    if (e.hint) process.stderr.write(`hint: ${redactSecrets(e.hint)}\n`);
+  } finally {
+    progress.done();
+    uninstall();
+  }
+  const all = experimentSchedule(plan.arms.length, plan.clients, plan.repeat).length;
+  const complete = doc.arms.reduce((k, a) => k + a.runs.filter((r) => r.status === 'complete').length, 0);
+  if (controller.interrupted) doc.status_reason = 'interrupted';
+  if (complete === all && errorCode === undefined && !controller.interrupted) {
+    doc.status = 'complete';
+    delete doc.status_reason;
+  }
+  persist();
+  const recordedIn = history?.path;
+  history?.close();
+  if (complete === 0 && doc.arms.every((a) => a.runs.length === 0)) {
+    if (controller.interrupted)
+      say('dbsmack: interrupted before the first run finished; nothing was measured');
+  } else if (o.format === 'json') process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  else {
+    const profiles = doc.comparison ? profileSideBySide(representatives(doc)) : undefined;
+    process.stdout.write(renderExperimentText(doc, doc.comparison) + (profiles ? `\n${profiles}` : ''));
+  }
+  if (!o.quiet) {
+    if (!outFailed)
+      say(
+        `dbsmack: experiment document ${out}${doc.status === 'partial' ? ' (partial: dbsmack experiment PLAN --resume continues it)' : ''}`,
+      );
+    if (recordedIn)
+      say(
+        `dbsmack: runs recorded in ${recordedIn} as ${plan.arms.map((a) => armLabel(plan.name, a.label)).join(', ')}`,
+      );
+  }
+  if (controller.interrupted || errorCode !== undefined) {
+    const left =
+      lastArmAt !== undefined
+        ? `the server is left as the commands of arm ${lastArmAt} left it`
+        : 'the server is left as it was (no arm restarted it; scheduling options are put back after each run)';
+    say(`dbsmack: ${controller.interrupted ? 'interrupted' : 'stopped'}: ${left}`);
+  }
+  if (controller.interrupted) return EXIT.interrupted;
+  if (errorCode !== undefined) return errorCode;
+  if (outFailed || historyFailed) return EXIT.output;
+  return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
+}
+
+/** `--dry-run`: what the plan would do, checked as a real start checks it, and nothing done. */
+function renderDryRun(plan: ExperimentPlan, arms: ResolvedArm[]): string {
+  const order = experimentSchedule(plan.arms.length, plan.clients, plan.repeat);
+  const out: string[] = [
+    `experiment ${plan.name}: ${order.length} runs of ${plan.workload} (${plan.clients.length} client counts × ${plan.repeat} repeats × ${plan.arms.length} arms), interleaved`,
+  ];
+  for (const a of arms) {
+    const words = a.plan.settings.flatMap(settingWords);
+    out.push(
+      `arm ${a.plan.label}${a.plan.baseline ? ' (baseline)' : ''}: dbsmack run ${plan.workload} --db ${a.target.redactedUrl}${words.length > 0 ? ` ${words.join(' ')}` : ''}`,
+    );
+    if (a.plan.server?.stop) out.push(`  server stop:  ${redactCommand(a.plan.server.stop)}`);
+    if (a.plan.server?.start)
+      out.push(
+        `  server start: ${redactCommand(a.plan.server.start)} (then up to ${a.plan.server.wait ?? DEFAULT_SERVER_WAIT} s until it answers)`,
+      );
+    if (a.plan.check)
+      out.push(
+        `  check: ${Object.entries(a.plan.check)
+          .map(([k, v]) => `${k} = ${v}`)
+          .join(', ')}`,
+      );
+  }
+  for (let r = 1; r <= plan.repeat; r++) {
+    const labels = [...new Set(order.filter((s) => s.repeat === r).map((s) => plan.arms[s.arm]!.label))];
+    out.push(`repeat ${r}: ${labels.join(', ')} (each at ${plan.clients.join(', ')} clients)`);
+  }
+  if (plan.arms.some((a) => a.server)) out.push('the server commands run only with --allow-shell');
+  return `${redactSecrets(out.join('\n'))}\n`;
+}
+
+/** The median run of each arm at the highest client count, for the profiles side by side. */
+function representatives(doc: ExperimentDocument): { label: string; result: RunResult }[] {
+  const top = Math.max(...doc.plan.clients);
+  const out: { label: string; result: RunResult }[] = [];
+  for (const a of [...doc.arms].sort((x, y) => Number(y.baseline) - Number(x.baseline))) {
+    const at = a.runs
+      .filter((r) => r.clients === top && r.status === 'complete')
+      .sort((x, y) => x.qps - y.qps);
+    const mid = at[(at.length - 1) >> 1];
+    if (mid) out.push({ label: a.label, result: mid.result });
+  }
+  return out.length === doc.arms.length ? out : [];
+}
+
+/** Register `experiment` on the program, after `run` (whose options a plan may set). */
+export function registerExperiment(
+  program: Command,
+  setExit: (code: number) => void,
+  toRun: RunInvocation,
+): void {
+  const runCmd = program.commands.find((c) => c.name() === 'run') as unknown as CommandUnknownOpts;
+  const cmd = program
+    .command('experiment')
+    .description(
+      'run the arms of a YAML plan interleaved (server restarts, scheduling or run options per arm); one ratio table to the baseline',
+    )
+    .usage('[options] <plan.yaml>')
+    .helpOption(false)
+    .argument('[plan]', 'the plan: a YAML file (see the README, Experiments)')
+    .option(
+      '-o, --out <file>',
+      'the experiment document (dbsmack/experiment@1), rewritten after every run (default: PLAN.experiment.json here)',
+    )
+    .option('--resume', 'continue the partial experiment in --out without repeating its finished runs')
+    .option('--allow-shell', "run the plan's server stop/start commands (nothing else)")
+    .option(
+      '-n, --dry-run',
+      'check the plan and print the arms, their commands and the order of the runs; run nothing',
+    )
+    .option(
+      '--server-wait <s>',
+      'seconds to wait for the server to answer after a start command',
+      seconds('--server-wait', false),
+      DEFAULT_SERVER_WAIT,
+    )
+    .option('--format <fmt>', 'what to print on stdout at the end: text or json', 'text')
+    .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
+    .option('-q, --quiet', 'no progress lines');
+  addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
+  cmd.option('--debug', 'print stack traces of errors');
+  cmd.addOption(new Option('-h, --help', 'display help for command'));
+  cmd.action(async (planFile, o) => {
+    const all = o as Record<string, unknown>;
+    if (all.help || planFile === undefined) {
+      if (planFile === undefined && !all.help)
+        throw new UsageError(
+          'experiment needs a plan: dbsmack experiment PLAN.yaml',
+          'dbsmack experiment --help',
+        );
+      cmd.outputHelp();
+      return;
+    }
+    setExit(
+      await experimentCommand(
+        planFile,
+        {
+          serverWait: all.serverWait as number,
+          format: all.format as string,
+          ...(all.out !== undefined ? { out: all.out as string } : {}),
+          ...(all.resume ? { resume: true } : {}),
+          ...(all.allowShell ? { allowShell: true } : {}),
+          ...(all.dryRun ? { dryRun: true } : {}),
+          ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+          ...(all.quiet ? { quiet: true } : {}),
+          ...(all.progress ? { progress: true } : {}),
+        },
+        runCmd,
+        toRun,
+        runOptionSpecs(program),
+      ),
+    );
+  });
+}

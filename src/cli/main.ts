@@ -21,6 +21,7 @@ import { registerPgbench } from './pgbench.ts';
 import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, type RunOptions, runCommand } from './run.ts';
+import { addSloOptions, type SloCliOptions } from './slo-options.ts';
 import { datadirOption, dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
 import { registerSweep } from './sweep.ts';
 import {
@@ -72,7 +73,7 @@ export function runInvocation(
       clients: (o.clients ?? o.threads) as number | undefined,
       warmup: (o.warmupTime ?? o.warmup) as number,
       seed: o.randSeed as number | undefined,
-      rate: ratePlan(so),
+      rate: ratePlan(so, (o as SloCliOptions).rateStages),
       ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
       reportInterval: reportInterval || 1,
       reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && reportInterval > 0,
@@ -229,6 +230,8 @@ export function buildProgram(): Command {
 
   // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
   addProfileOptions(runCmd);
+  // --- load shapes and service levels --- (--stages, --rate-stages, --threshold, --threshold-abort)
+  addSloOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     const admin = program

@@ -95,6 +95,11 @@ export class Client implements ClientContext {
   attempt = 1;
   private readonly txSlots: { begin: number; commit: number; rollback: number };
   readonly stats: ClientSummary;
+  /**
+   * `--stages`: the windows (epoch µs) in which this client runs events; between them its connection is
+   * closed. Undefined without stages (always active).
+   */
+  windows: [number, number][] | undefined;
 
   constructor(
     w: WorkerState,
@@ -307,9 +312,18 @@ export class Client implements ClientContext {
     // The end of one event is the start of the next: one clock read per event fewer, and the few
     // instructions between them are the client's own time between events either way.
     let start = nowUs();
+    // --stages: the end of the window this client is active in (+∞ without stages)
+    let activeUntil = this.windows === undefined ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       if (start >= w.endAt) break;
+      if (start >= activeUntil) {
+        const until = await this.nextWindow(start);
+        if (until === undefined) break;
+        activeUntil = until;
+        start = nowUs();
+        if (start >= w.endAt) break;
+      }
       this.measuring = start >= w.measureAt;
       if (this.measuring) {
         if (rounds !== undefined && done >= rounds) break;
@@ -386,6 +400,44 @@ export class Client implements ClientContext {
       // latency from the intended start: time queued behind slow events counts
       this.eventDone(outcome, end - now, end - intended, end);
     }
+  }
+
+  /**
+   * `--stages`: leave the window that ended at `now` (or the time before the first one): close the
+   * connection when the next window does not follow at once, sleep until it starts and open a new one.
+   * Returns the end of the window now entered, or undefined when the client has no more to run (no window
+   * left before the deadline, a stop request, or a connection that could not be opened: then aborted).
+   */
+  private async nextWindow(now: number): Promise<number | undefined> {
+    const w = this.w;
+    const win = (this.windows ?? []).find(([, to]) => to > now);
+    if (win === undefined || win[0] >= w.endAt) {
+      await this.conn.close().catch(() => {});
+      return undefined;
+    }
+    if (win[0] <= now) return win[1];
+    await this.conn.close().catch(() => {});
+    this.prepared = [];
+    this.inTx = false;
+    for (;;) {
+      if (w.ctrl[CTRL_STOP] !== 0) return undefined;
+      const left = win[0] - nowUs();
+      if (left <= 0) break;
+      await sleep(Math.min(Math.max(1, left / 1000), 100));
+    }
+    try {
+      this.conn = await this.dbDriver.connect(this.target, {
+        connectTimeoutMs: w.plan.connectTimeoutMs,
+        load: true,
+      });
+    } catch (e) {
+      const err = asDbError(e);
+      if (this.measuring) w.recorder.recordError(err, false);
+      this.stats.aborted = true;
+      this.stats.abortReason = `could not connect at the start of its stage: ${err.code}: ${err.message}`;
+      return undefined;
+    }
+    return win[1];
   }
 
   /** Count a finished event: measured (busy time, latency, interval flush) or warm-up. */

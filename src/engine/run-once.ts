@@ -9,7 +9,7 @@ import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
-import { Engine } from './engine.ts';
+import { Engine, type EngineHooks } from './engine.ts';
 import type { RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
@@ -63,6 +63,13 @@ export interface RunInput {
   label?: string;
   probes?: RunProbe[];
   onInterval?(p: IntervalPoint): void;
+  /**
+   * The clients are connected and set up: a chance to refuse the run before it starts (a threshold on a
+   * statement type the workload does not have). `types`: the statement types the clients declared.
+   */
+  beforeStart?(info: { types: string[] }): void;
+  /** After each complete interval: a reason to stop now (`--threshold-abort`), or undefined. */
+  check?: EngineHooks['check'];
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;
@@ -97,10 +104,12 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
     ...(input.onInterval ? { onInterval: input.onInterval } : {}),
+    ...(input.check ? { check: input.check } : {}),
     onMeasureEnd: async () => {
       for (const p of started) await p.measured?.();
     },
     onStart: async (info) => {
+      input.beforeStart?.({ types: info.types });
       for (const p of probes) {
         await p.start({
           target,

@@ -3,6 +3,7 @@
  * saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
  */
 
+import { annotateRateStalls } from '../analysis/rate-stalls.ts';
 import { evaluateThresholds, ThresholdWatch, thresholdsHold } from '../analysis/thresholds.ts';
 import { DbError } from '../driver/errors.ts';
 import { redactSecrets } from '../driver/redact.ts';
@@ -367,7 +368,10 @@ export function workersFor(given: number | undefined, driver: Target['driver'], 
 export async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
   const target = input.plan.target;
   try {
-    return await runOnce(input);
+    const r = await runOnce(input);
+    // a stall under --rate is measured and reported, not a reason to stop
+    annotateRateStalls(r);
+    return r;
   } catch (e) {
     if (e instanceof StartError) {
       if (e.error.code === 'INTERRUPTED') return undefined;

@@ -39,6 +39,11 @@ export interface WorkerState {
   active: number;
   /** Rate mode: events a client took from the schedule but could not start before the deadline. */
   rateDropped: number;
+  /**
+   * Rate mode: the usual service time of an event in this worker (µs, a moving average that a stalled
+   * event moves little), to tell a stalled server from clients that cannot keep up.
+   */
+  usualServiceUs?: number;
 }
 
 /** Guess read/write/other from the first keyword, as sysbench counts them. */
@@ -363,6 +368,7 @@ export class Client implements ClientContext {
     const ctrl = w.ctrl;
     let done = 0;
     let started = 0;
+    let lastServiceUs = 0;
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       const intended = schedule.take();
@@ -385,7 +391,7 @@ export class Client implements ClientContext {
       }
       const lag = now - intended;
       if (lag > rate.maxLagUs) {
-        this.rateNotKept(lag);
+        this.rateNotKept(lag, lastServiceUs);
         break;
       }
       if (this.measuring) w.recorder.recordLag(lag, rate.lateUs);
@@ -397,6 +403,10 @@ export class Client implements ClientContext {
       if (outcome === 'stop') break;
       const end = nowUs();
       if (this.measuring) done++;
+      lastServiceUs = end - now;
+      // the usual service time: a moving average, each step bounded to 4× the average so far
+      const u = w.usualServiceUs;
+      w.usualServiceUs = u === undefined ? lastServiceUs : u + 0.05 * (Math.min(lastServiceUs, 4 * u) - u);
       // latency from the intended start: time queued behind slow events counts
       this.eventDone(outcome, end - now, end - intended, end);
     }
@@ -459,16 +469,29 @@ export class Client implements ClientContext {
     }
   }
 
-  private rateNotKept(lagUs: number): void {
+  /**
+   * `--rate-max-lag` exceeded. The client's own previous event says why: when it was in flight far longer
+   * than usual (and for much of the lag), the server stalled; otherwise the clients could not keep up.
+   */
+  private rateNotKept(lagUs: number, lastServiceUs: number): void {
     const w = this.w;
     const rate = w.plan.rate as NonNullable<RunPlan['rate']>;
     if (w.fatal === undefined) {
+      const usual = w.usualServiceUs ?? 0;
+      const stalled = lastServiceUs >= 10 * usual && lastServiceUs >= lagUs / 2;
+      const ms = (us: number): string => (us / 1000).toFixed(us < 10_000 ? 2 : 0);
+      const head =
+        `the rate of ${rate.perSec} events/s could not be kept: an event started ${(lagUs / 1e6).toFixed(3)} s ` +
+        `behind its schedule (limit --rate-max-lag ${rate.maxLagUs / 1e6} s); `;
       w.fatal = new DbError(
         'fatal',
         'RATE_NOT_KEPT',
-        `the rate of ${rate.perSec} events/s could not be kept: an event started ${(lagUs / 1e6).toFixed(3)} s ` +
-          `behind its schedule (limit --rate-max-lag ${rate.maxLagUs / 1e6} s); the clients are saturated: ` +
-          'lower --rate or add --threads',
+        stalled
+          ? `${head}the server stalled: the client's last event was in flight ${ms(lastServiceUs)} ms ` +
+              `(usually ${ms(usual)} ms); the clients were not saturated: leave --rate-max-lag out to keep the ` +
+              'schedule through the stall and measure it'
+          : `${head}statements took their usual time (the last event ${ms(lastServiceUs)} ms, usually ` +
+              `${ms(usual)} ms) while events started late: the clients are saturated: lower --rate or add --threads`,
       );
     }
     Atomics.store(w.ctrl, CTRL_STOP, 1);

@@ -54,6 +54,11 @@ export function renderRunText(r: RunResult): string {
         `mean ${fmtMs(l.mean)} / p99 ${fmtMs(l.p99)} / max ${fmtMs(l.max)} ms; ` +
         `${r.rate.late} late (> ${r.rate.late_after_ms} ms), ${r.rate.dropped} dropped`,
     );
+    for (const st of r.rate.stalls ?? []) {
+      out.push(
+        `stall at ${st.start_s} s for ${st.length_s.toFixed(1)} s, ${st.delayed} events delayed: ${st.reason}`,
+      );
+    }
   }
   const c = r.connect_ms;
   if (c.count > 0) {

@@ -10,6 +10,7 @@ import { renderPgbench } from '../report/pgbench.ts';
 import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
+import { registerCapacity } from './capacity.ts';
 import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerGenData } from './gen-data.ts';
@@ -285,6 +286,7 @@ export function buildProgram(): Command {
     exitCode = code;
   };
   registerSweep(program, setExit, runInvocation);
+  registerCapacity(program, setExit, runInvocation); // the highest rate that holds an SLO (issue 19)
   registerHistory(program, setExit);
   registerCompare(program, setExit);
   registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)

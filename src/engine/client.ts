@@ -105,6 +105,8 @@ export class Client implements ClientContext {
    * closed. Undefined without stages (always active).
    */
   windows: [number, number][] | undefined;
+  /** Whether this client shares its worker's thread with others (a blocking driver must not wait in a call). */
+  sharedThread = false;
 
   constructor(
     w: WorkerState,
@@ -439,6 +441,7 @@ export class Client implements ClientContext {
       this.conn = await this.dbDriver.connect(this.target, {
         connectTimeoutMs: w.plan.connectTimeoutMs,
         load: true,
+        sharedThread: this.sharedThread,
       });
     } catch (e) {
       const err = asDbError(e);

@@ -102,6 +102,7 @@ async function onInit(m: InitMessage): Promise<void> {
       }
     });
     clients = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
+    for (const c of clients) c.sharedThread = m.clientIds.length > 1;
     phase = 'setup';
     for (const c of clients) {
       currentClient = c.clientId;

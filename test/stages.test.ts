@@ -196,11 +196,16 @@ test('--stages on PostgreSQL: clients per stage, connections opened and closed a
   );
 
   // the text output shows each stage's clients and throughput
-  const txt = await runCli(['run', mod, '--db', PG_URL, '--stages', '1s:2,1s:1', '--no-history'], {
-    cwd: dir,
-  });
+  const txt = await runCli(
+    ['run', mod, '--db', PG_URL, '--stages', '1s:2,1s:1', '--no-history', '--progress'],
+    {
+      cwd: dir,
+    },
+  );
   assert.equal(txt.code, 0, txt.stderr);
   assert.match(txt.stdout, /^stages:$/m);
+  // the progress lines give the clients of the interval's stage
+  assert.match(txt.stderr, /^\[ 1s \] clients: 2 /m);
   assert.match(txt.stdout, /^1\s+2 clients\s+0–1 s\s+[\d.]+\s+[\d.]+\s+0\s/m);
   assert.match(txt.stdout, /^2\s+1 clients\s+1–2 s\s+[\d.]+\s+[\d.]+\s+0\s/m);
 });

@@ -18,6 +18,7 @@ import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
+import { renderIntervalLine } from '../report/text.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -453,7 +454,10 @@ export async function runCommand(
         ...(watch !== undefined ? { check: watch.check.bind(watch) } : {}),
         onInterval: (p: IntervalPoint) => {
           if (!sysbench) {
-            progress.interval(p);
+            // under --stages the line shows the clients of the interval's stage
+            const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
+            if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
+            else progress.interval(p);
             return;
           }
           // sysbench prints whole intervals only, in its own layout

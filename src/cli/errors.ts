@@ -11,6 +11,9 @@ export const EXIT = {
   /** The work was done and printed, but a file it was to be written to (or the history) could not be. */
   output: 5,
   input: 2,
+  // 6 and 7: `compare --fail-below/--fail-above` (EXIT_REGRESSION, EXIT_INCONCLUSIVE in compare.ts)
+  /** A `--threshold` (or `capacity --slo`) did not hold. */
+  threshold: 8,
   interrupted: 130,
 } as const;
 

@@ -10,6 +10,7 @@ import { renderPgbench } from '../report/pgbench.ts';
 import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
+import { registerCapacity } from './capacity.ts';
 import { registerCompare } from './compare.ts';
 import { EXIT, UserError } from './errors.ts';
 import { registerExperiment } from './experiment.ts';
@@ -23,6 +24,7 @@ import { registerPgbench } from './pgbench.ts';
 import { addProfileOptions } from './profile-options.ts';
 import { registerReport } from './report.ts';
 import { adminCommand, type RunOptions, runCommand } from './run.ts';
+import { addSloOptions, type SloCliOptions } from './slo-options.ts';
 import { datadirOption, dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
 import { registerSweep } from './sweep.ts';
 import {
@@ -74,7 +76,7 @@ export function runInvocation(
       clients: (o.clients ?? o.threads) as number | undefined,
       warmup: (o.warmupTime ?? o.warmup) as number,
       seed: o.randSeed as number | undefined,
-      rate: ratePlan(so),
+      rate: ratePlan(so, (o as SloCliOptions).rateStages),
       ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
       reportInterval: reportInterval || 1,
       reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && reportInterval > 0,
@@ -234,6 +236,8 @@ export function buildProgram(): Command {
 
   // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
   addProfileOptions(runCmd);
+  // --- load shapes and service levels --- (--stages, --rate-stages, --threshold, --threshold-abort)
+  addSloOptions(runCmd);
 
   for (const what of ['prepare', 'cleanup'] as const) {
     const admin = program
@@ -288,6 +292,7 @@ export function buildProgram(): Command {
   };
   registerSweep(program, setExit, runInvocation);
   registerExperiment(program, setExit, runInvocation); // experiment plans (issue 15)
+  registerCapacity(program, setExit, runInvocation); // the highest rate that holds an SLO (issue 19)
   registerHistory(program, setExit);
   registerCompare(program, setExit);
   registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)

@@ -2,6 +2,9 @@
  * `dbsmack run WORKLOAD`: the main job. Resolves the target and the workload, runs the engine, prints and
  * saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
  */
+
+import { annotateRateStalls } from '../analysis/rate-stalls.ts';
+import { evaluateThresholds, ThresholdWatch, thresholdsHold } from '../analysis/thresholds.ts';
 import { DbError } from '../driver/errors.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
@@ -10,10 +13,12 @@ import { AdminConnectError, withAdminContext } from '../engine/admin.ts';
 import { capacityProblem, defaultWorkers, StartError } from '../engine/engine.ts';
 import type { RatePlan, RunPlan } from '../engine/protocol.ts';
 import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
+import { maxStageClients, stagesLength } from '../engine/stages.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
+import { renderIntervalLine } from '../report/text.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
@@ -24,6 +29,8 @@ import { type MetricsCliOptions, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
+import { checkThresholdStages, checkThresholdTypes, type SloCliOptions } from './slo-options.ts';
+import { checkStageIntervals } from './stages-parse.ts';
 
 export interface TargetOptions {
   db: string;
@@ -32,7 +39,7 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'> {
+export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'>, SloCliOptions {
   clients?: number;
   rounds?: number;
   events?: number;
@@ -246,9 +253,15 @@ export function adminError(e: unknown, target: Target, ctx: AdminErrorContext): 
   throw e;
 }
 
-/** Exit code for a finished run. */
+/**
+ * Exit code for a finished run: interrupted 130; a threshold that failed 8 (also when `--threshold-abort`
+ * stopped the run); stopped by errors 4.
+ */
 export function exitCodeFor(r: RunResult, interrupted: boolean): number {
   if (interrupted) return EXIT.interrupted;
+  const thresholdStop = r.status_reason?.startsWith('stopped by --threshold-abort') === true;
+  if (r.status !== 'complete' && !thresholdStop) return EXIT.runFailed;
+  if (!thresholdsHold(r.thresholds)) return EXIT.threshold;
   return r.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
@@ -276,8 +289,30 @@ export function installSignals(onFirst: () => void): () => void {
 /** Build the engine's plan from the command-line options and the workload's defaults. */
 export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorkload): RunPlan {
   const { workload, ref } = resolved;
-  const clients = o.clients ?? workload.defaults?.clients ?? 1;
+  let clients = o.clients ?? workload.defaults?.clients ?? 1;
   let { rounds, events, time } = o;
+  const stages = o.stages ?? o.rateStages;
+  if (o.stages !== undefined && o.rateStages !== undefined) {
+    throw new UsageError(
+      '--stages and --rate-stages do not go together',
+      'clients per stage, or a rate per stage',
+    );
+  }
+  if (o.stages !== undefined && o.rate !== undefined) {
+    throw new UsageError(
+      '--stages is for the closed loop: it does not go with --rate',
+      'give --rate-stages for open-loop stages',
+    );
+  }
+  if (stages !== undefined) {
+    const option = o.stages !== undefined ? '--stages' : '--rate-stages';
+    if (time !== undefined && time !== 0) {
+      throw new UsageError(`${option} gives the run its length: leave --time out`);
+    }
+    checkStageIntervals(option, stages, o.reportInterval);
+    time = stagesLength(stages);
+    if (o.stages !== undefined) clients = maxStageClients(o.stages);
+  }
   if (
     rounds === undefined &&
     workload.defaults?.rounds !== undefined &&
@@ -311,6 +346,7 @@ export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorklo
     ...(o.rate !== undefined ? { rate: o.rate } : {}),
     ...(o.percentile !== undefined ? { percentile: o.percentile } : {}),
     ...(o.reportIntervalGiven ? { reportIntervalGiven: true } : {}),
+    ...(stages !== undefined ? { stages } : {}),
   };
 }
 
@@ -337,7 +373,10 @@ export function workersFor(given: number | undefined, driver: Target['driver'], 
 export async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
   const target = input.plan.target;
   try {
-    return await runOnce(input);
+    const r = await runOnce(input);
+    // a stall under --rate is measured and reported, not a reason to stop
+    annotateRateStalls(r);
+    return r;
   } catch (e) {
     if (e instanceof StartError) {
       if (e.error.code === 'INTERRUPTED') return undefined;
@@ -366,6 +405,9 @@ export async function runCommand(
   const target =
     !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
   const plan = planFrom(o, target, resolved);
+  const thresholds = o.threshold ?? [];
+  checkThresholdStages(thresholds, plan);
+  const watch = o.thresholdAbort && thresholds.length > 0 ? new ThresholdWatch(thresholds) : undefined;
   // Every file the run will write is checked before it starts: a bad path must not cost the run.
   const workers = workersFor(o.workers, target.driver, plan.clients);
   if (o.out) checkOutputFile(o.out, '--out');
@@ -413,9 +455,16 @@ export async function runCommand(
         probes: metrics ? [metrics.probe, ...probes] : probes,
         ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
         ...(o.label !== undefined ? { label: o.label } : {}),
+        ...(thresholds.length > 0
+          ? { beforeStart: ({ types }: { types: string[] }) => checkThresholdTypes(thresholds, types) }
+          : {}),
+        ...(watch !== undefined ? { check: watch.check.bind(watch) } : {}),
         onInterval: (p: IntervalPoint) => {
           if (!sysbench) {
-            progress.interval(p);
+            // under --stages the line shows the clients of the interval's stage
+            const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
+            if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
+            else progress.interval(p);
             return;
           }
           // sysbench prints whole intervals only, in its own layout
@@ -456,6 +505,7 @@ export async function runCommand(
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
+  if (thresholds.length > 0) result.thresholds = evaluateThresholds(result, thresholds, watch?.aborted);
   await attachServerInfo(result, target, o.connectTimeout);
   const written = emitResult(result, o, render, {
     workload: resolved.workload,

@@ -210,6 +210,15 @@ async function sweepCommand(
   }
   if (o.clients.length === 0)
     throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
+  if (run.stages !== undefined) {
+    throw new UsageError(
+      '--stages does not go with sweep: a sweep runs its own client counts',
+      'use run --stages',
+    );
+  }
+  if (run.threshold !== undefined) {
+    throw new UsageError('--threshold is not judged in a sweep', 'use run --threshold, or capacity --slo');
+  }
   const common = smack ? undefined : first;
   const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
     if (common) return common;

@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from '@commander-js/extra-typings';
 import { registerSecret } from '../driver/redact.ts';
-import type { RatePlan } from '../engine/protocol.ts';
+import type { RatePlan, StagePlan } from '../engine/protocol.ts';
 import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { seconds } from './parse.ts';
@@ -28,7 +28,7 @@ export interface SysbenchDbOptions {
 export interface SysbenchRunOptions extends SysbenchDbOptions {
   rate?: number;
   rateShape: string;
-  rateMaxLag: number;
+  rateMaxLag?: number;
   rateLateMs: number;
   percentile?: number;
 }
@@ -81,9 +81,10 @@ export function addSysbenchRunOptions<C extends Command<any, any, any>>(cmd: C):
       .default('poisson'),
   );
   cmd.addOption(
-    new Option('--rate-max-lag <s>', 'fail the run when an event starts S seconds behind its schedule')
-      .argParser(seconds('--rate-max-lag', false))
-      .default(1),
+    new Option(
+      '--rate-max-lag <s>',
+      'stop the run when an event starts S seconds behind its schedule (off when not given: a stall is measured and reported)',
+    ).argParser(seconds('--rate-max-lag', false)),
   );
   cmd.addOption(
     new Option('--rate-late-ms <ms>', 'count an event late when it starts more than MS after its schedule')
@@ -136,13 +137,17 @@ export function sysbenchDbUrl(o: SysbenchDbOptions): string | undefined {
   throw new UsageError(`--db-driver must be mysql or pgsql, got '${driver}'`, 'or give --db URL');
 }
 
-/** The open-loop plan of `--rate` (undefined for 0 or absent: the closed loop). */
-export function ratePlan(o: SysbenchRunOptions): RatePlan | undefined {
-  if (o.rate === undefined || o.rate === 0) return undefined;
+/**
+ * The open-loop plan of `--rate` (undefined for 0 or absent: the closed loop). `--rate-stages` makes a run
+ * open-loop too: it starts at `--rate` when given, else at its first stage's rate.
+ */
+export function ratePlan(o: SysbenchRunOptions, stages?: readonly StagePlan[]): RatePlan | undefined {
+  const perSec = stages !== undefined && !o.rate ? (stages[0]?.rate ?? 0) : o.rate;
+  if (perSec === undefined || (perSec === 0 && stages === undefined)) return undefined;
   return {
-    perSec: o.rate,
+    perSec,
     shape: o.rateShape === 'constant' ? 'constant' : 'poisson',
-    maxLagUs: o.rateMaxLag * 1e6,
+    maxLagUs: o.rateMaxLag !== undefined ? o.rateMaxLag * 1e6 : Number.POSITIVE_INFINITY,
     lateUs: o.rateLateMs * 1000,
   };
 }

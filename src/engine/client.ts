@@ -39,6 +39,11 @@ export interface WorkerState {
   active: number;
   /** Rate mode: events a client took from the schedule but could not start before the deadline. */
   rateDropped: number;
+  /**
+   * Rate mode: the usual service time of an event in this worker (µs, a moving average that a stalled
+   * event moves little), to tell a stalled server from clients that cannot keep up.
+   */
+  usualServiceUs?: number;
 }
 
 /** Guess read/write/other from the first keyword, as sysbench counts them. */
@@ -95,6 +100,13 @@ export class Client implements ClientContext {
   attempt = 1;
   private readonly txSlots: { begin: number; commit: number; rollback: number };
   readonly stats: ClientSummary;
+  /**
+   * `--stages`: the windows (epoch µs) in which this client runs events; between them its connection is
+   * closed. Undefined without stages (always active).
+   */
+  windows: [number, number][] | undefined;
+  /** Whether this client shares its worker's thread with others (a blocking driver must not wait in a call). */
+  sharedThread = false;
 
   constructor(
     w: WorkerState,
@@ -307,9 +319,18 @@ export class Client implements ClientContext {
     // The end of one event is the start of the next: one clock read per event fewer, and the few
     // instructions between them are the client's own time between events either way.
     let start = nowUs();
+    // --stages: the end of the window this client is active in (+∞ without stages)
+    let activeUntil = this.windows === undefined ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       if (start >= w.endAt) break;
+      if (start >= activeUntil) {
+        const until = await this.nextWindow(start);
+        if (until === undefined) break;
+        activeUntil = until;
+        start = nowUs();
+        if (start >= w.endAt) break;
+      }
       this.measuring = start >= w.measureAt;
       if (this.measuring) {
         if (rounds !== undefined && done >= rounds) break;
@@ -349,6 +370,7 @@ export class Client implements ClientContext {
     const ctrl = w.ctrl;
     let done = 0;
     let started = 0;
+    let lastServiceUs = 0;
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       const intended = schedule.take();
@@ -371,7 +393,7 @@ export class Client implements ClientContext {
       }
       const lag = now - intended;
       if (lag > rate.maxLagUs) {
-        this.rateNotKept(lag);
+        this.rateNotKept(lag, lastServiceUs);
         break;
       }
       if (this.measuring) w.recorder.recordLag(lag, rate.lateUs);
@@ -383,9 +405,52 @@ export class Client implements ClientContext {
       if (outcome === 'stop') break;
       const end = nowUs();
       if (this.measuring) done++;
+      lastServiceUs = end - now;
+      // the usual service time: a moving average, each step bounded to 4× the average so far
+      const u = w.usualServiceUs;
+      w.usualServiceUs = u === undefined ? lastServiceUs : u + 0.05 * (Math.min(lastServiceUs, 4 * u) - u);
       // latency from the intended start: time queued behind slow events counts
       this.eventDone(outcome, end - now, end - intended, end);
     }
+  }
+
+  /**
+   * `--stages`: leave the window that ended at `now` (or the time before the first one): close the
+   * connection when the next window does not follow at once, sleep until it starts and open a new one.
+   * Returns the end of the window now entered, or undefined when the client has no more to run (no window
+   * left before the deadline, a stop request, or a connection that could not be opened: then aborted).
+   */
+  private async nextWindow(now: number): Promise<number | undefined> {
+    const w = this.w;
+    const win = (this.windows ?? []).find(([, to]) => to > now);
+    if (win === undefined || win[0] >= w.endAt) {
+      await this.conn.close().catch(() => {});
+      return undefined;
+    }
+    if (win[0] <= now) return win[1];
+    await this.conn.close().catch(() => {});
+    this.prepared = [];
+    this.inTx = false;
+    for (;;) {
+      if (w.ctrl[CTRL_STOP] !== 0) return undefined;
+      const left = win[0] - nowUs();
+      if (left <= 0) break;
+      await sleep(Math.min(Math.max(1, left / 1000), 100));
+    }
+    try {
+      this.conn = await this.dbDriver.connect(this.target, {
+        connectTimeoutMs: w.plan.connectTimeoutMs,
+        load: true,
+        sharedThread: this.sharedThread,
+      });
+    } catch (e) {
+      const err = asDbError(e);
+      if (this.measuring) w.recorder.recordError(err, false);
+      this.stats.aborted = true;
+      this.stats.abortReason = `could not connect at the start of its stage: ${err.code}: ${err.message}`;
+      return undefined;
+    }
+    return win[1];
   }
 
   /** Count a finished event: measured (busy time, latency, interval flush) or warm-up. */
@@ -407,16 +472,29 @@ export class Client implements ClientContext {
     }
   }
 
-  private rateNotKept(lagUs: number): void {
+  /**
+   * `--rate-max-lag` exceeded. The client's own previous event says why: when it was in flight far longer
+   * than usual (and for much of the lag), the server stalled; otherwise the clients could not keep up.
+   */
+  private rateNotKept(lagUs: number, lastServiceUs: number): void {
     const w = this.w;
     const rate = w.plan.rate as NonNullable<RunPlan['rate']>;
     if (w.fatal === undefined) {
+      const usual = w.usualServiceUs ?? 0;
+      const stalled = lastServiceUs >= 10 * usual && lastServiceUs >= lagUs / 2;
+      const ms = (us: number): string => (us / 1000).toFixed(us < 10_000 ? 2 : 0);
+      const head =
+        `the rate of ${rate.perSec} events/s could not be kept: an event started ${(lagUs / 1e6).toFixed(3)} s ` +
+        `behind its schedule (limit --rate-max-lag ${rate.maxLagUs / 1e6} s); `;
       w.fatal = new DbError(
         'fatal',
         'RATE_NOT_KEPT',
-        `the rate of ${rate.perSec} events/s could not be kept: an event started ${(lagUs / 1e6).toFixed(3)} s ` +
-          `behind its schedule (limit --rate-max-lag ${rate.maxLagUs / 1e6} s); the clients are saturated: ` +
-          'lower --rate or add --threads',
+        stalled
+          ? `${head}the server stalled: the client's last event was in flight ${ms(lastServiceUs)} ms ` +
+              `(usually ${ms(usual)} ms); the clients were not saturated: leave --rate-max-lag out to keep the ` +
+              'schedule through the stall and measure it'
+          : `${head}statements took their usual time (the last event ${ms(lastServiceUs)} ms, usually ` +
+              `${ms(usual)} ms) while events started late: the clients are saturated: lower --rate or add --threads`,
       );
     }
     Atomics.store(w.ctrl, CTRL_STOP, 1);

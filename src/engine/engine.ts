@@ -28,6 +28,7 @@ import {
   type RunPlan,
 } from './protocol.ts';
 import { spawnLoadWorker } from './spawn.ts';
+import { type StageAccumulator, StageFigures } from './stage-acc.ts';
 
 export interface TypeAccumulator {
   kind: StatementKind;
@@ -63,7 +64,11 @@ export interface EngineOutcome {
   warmup: { elapsedS: number; events: number; queries: number } | undefined;
   cpu: { userS: number; systemS: number };
   /** Why the run stopped early, if it did. */
-  stopReason: 'interrupted' | 'fatal' | 'stuck' | undefined;
+  stopReason: 'interrupted' | 'fatal' | 'stuck' | 'threshold' | undefined;
+  /** `threshold`: which threshold could no longer hold, in words. */
+  stopDetail?: string;
+  /** `--stages`/`--rate-stages`: the figures of each stage. */
+  stages?: StageAccumulator[];
   fatal: DbError | undefined;
   stuckWorkers: number;
   /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
@@ -75,7 +80,22 @@ export interface EngineOutcome {
   eventConnects: Histogram;
 }
 
+/** What a live check (`--threshold-abort`) sees after each complete interval: the run so far. */
+export interface LiveView {
+  plan: RunPlan;
+  events: { count: number; hist: Histogram };
+  types: ReadonlyMap<string, TypeAccumulator>;
+  /** Errors so far (all kinds). */
+  errors: number;
+  stages: readonly StageAccumulator[] | undefined;
+}
+
 export interface EngineHooks {
+  /**
+   * After each complete interval: a reason to stop the run now (a threshold that can no longer hold), or
+   * undefined to go on.
+   */
+  check?(live: LiveView): string | undefined;
   /** An interval is complete (all workers reported it). */
   onInterval?(point: IntervalPoint): void;
   /**
@@ -91,6 +111,8 @@ export interface EngineHooks {
     clients: number;
     workers: number;
     sessionIds: number[];
+    /** The statement types the clients declared in their set-up (ad-hoc ones appear only as they run). */
+    types: string[];
   }): Promise<void> | void;
 }
 
@@ -248,6 +270,7 @@ export class Engine {
   private readonly ctrlBuf = new SharedArrayBuffer(CTRL_SIZE * 4);
   private readonly ctrl = new Int32Array(this.ctrlBuf);
   private stopReason: EngineOutcome['stopReason'];
+  private stopDetail: string | undefined;
   private stopRequestedAt: number | undefined;
   private wake: (() => void) | undefined;
   private readonly nWorkers: number;
@@ -262,9 +285,10 @@ export class Engine {
   }
 
   /** Ask the run to stop: clients finish their current event and the result so far is kept. */
-  stop(reason: 'interrupted'): void {
+  stop(reason: 'interrupted' | 'threshold', detail?: string): void {
     if (this.stopRequestedAt !== undefined) return;
     this.stopReason = reason;
+    this.stopDetail = detail;
     this.stopRequestedAt = Date.now();
     Atomics.store(this.ctrl, CTRL_STOP, 1);
     this.wake?.();
@@ -291,11 +315,13 @@ export class Engine {
     const eventConnects = mergingHistogram();
     const lag = { hist: mergingHistogram(), late: 0, dropped: 0 };
     const points: IntervalPoint[] = [];
+    const stageFig = plan.stages !== undefined ? new StageFigures(plan.stages) : undefined;
     let emitted = -1;
     let doneFloor = Number.POSITIVE_INFINITY;
     const clientStats: ClientSummary[] = [];
     const connectMs: number[] = [];
     const sessionIds: number[] = [];
+    const declared = new Set<string>();
     let serverVersion = '';
     let ready = 0;
     let measuredCount = 0;
@@ -416,6 +442,7 @@ export class Engine {
           }
           p.retries += s.retries;
           p.reconnects += s.reconnects;
+          if (s.late !== undefined) p.rate_late = (p.rate_late ?? 0) + s.late;
           if (s.queue !== undefined) {
             p.rate_queue = (p.rate_queue ?? 0) + s.queue;
             p.rate_concurrency = (p.rate_concurrency ?? 0) + (s.concurrency ?? 0);
@@ -435,7 +462,9 @@ export class Engine {
         p.qps = round2(p.queries / d);
         p.eps = round2(p.events / d);
         p.p95_ms = percentileMs(stmt, 95);
+        if (stmt.totalCount > 0) p.max_ms = Math.round(stmt.maxValue) / 1000;
         p.event_p95_ms = percentileMs(ev, 95);
+        if (stageFig !== undefined) p.stage = stageFig.add(startS, p.dur, acc.snap) + 1;
         if (ev.totalCount > 0) {
           const { min: _min, mean, stddev, ...pcts } = summarize(ev);
           p.event_latency_ms = pcts;
@@ -461,6 +490,18 @@ export class Engine {
       }
     };
 
+    let checkedUpTo = -1;
+    /** `--threshold-abort`: once per newly completed interval, ask whether the run can still pass. */
+    const liveCheck = (): void => {
+      const check = this.hooks.check;
+      if (check === undefined || emitted === checkedUpTo || this.stopRequestedAt !== undefined) return;
+      checkedUpTo = emitted;
+      let errorCount = 0;
+      for (const e of errors.values()) errorCount += e.count;
+      const why = check({ plan, events, types, errors: errorCount, stages: stageFig?.stages });
+      if (why !== undefined) this.stop('threshold', why);
+    };
+
     const cpu0 = process.cpuUsage();
     let cpuStart = cpu0;
     const startedAt = new Date();
@@ -475,6 +516,7 @@ export class Engine {
               ready++;
               connectMs.push(...m.connectMs);
               sessionIds.push(...m.sessionIds);
+              for (const t of m.types ?? []) declared.add(t);
               if (!serverVersion) serverVersion = m.serverVersion;
               break;
             case 'fail':
@@ -488,6 +530,7 @@ export class Engine {
               this.hooks.onSnapshot?.(m, live);
               lastIdx[m.workerIndex] = m.idx;
               emitComplete(false);
+              liveCheck();
               break;
             }
             case 'measured':
@@ -549,7 +592,13 @@ export class Engine {
           },
         });
 
-      await this.hooks.onStart?.({ serverVersion, clients: plan.clients, workers: n, sessionIds });
+      await this.hooks.onStart?.({
+        serverVersion,
+        clients: plan.clients,
+        workers: n,
+        sessionIds,
+        types: [...declared],
+      });
       // Start everyone together, a little in the future so that the message reaches every worker first.
       const startAt = nowUs() + 20_000;
       measureAt = startAt + plan.warmupS * 1e6;
@@ -610,6 +659,7 @@ export class Engine {
         lastEndUs = Math.max(lastEndUs, Math.min(stopUs, endAt));
       }
       emitComplete(true);
+      stageFig?.closeAll();
 
       const elapsedS = lastEndUs > 0 ? (lastEndUs - measureAt) / 1e6 : 0;
       clientStats.sort((a, b) => a.id - b.id);
@@ -635,6 +685,8 @@ export class Engine {
             : undefined,
         cpu: { userS: cpu.user / 1e6, systemS: cpu.system / 1e6 },
         stopReason: fatalErr ? 'fatal' : stuck > 0 ? 'stuck' : this.stopReason,
+        ...(this.stopDetail !== undefined ? { stopDetail: this.stopDetail } : {}),
+        ...(stageFig !== undefined ? { stages: stageFig.stages } : {}),
         fatal: fatalErr,
         stuckWorkers: stuck,
         rate: plan.rate ? { lagHist: lag.hist, late: lag.late, dropped: lag.dropped } : undefined,

@@ -35,13 +35,28 @@ export interface RunPlan {
   reportIntervalGiven?: boolean;
   /** An extra percentile to report per interval and in total (sysbench's --percentile). */
   percentile?: number;
+  /**
+   * Stages of the measured part (`--stages`: `clients` each; `--rate-stages`: `rate` each, with `rate` set),
+   * in order; their lengths add up to `timeS` and are whole multiples of `reportIntervalS`.
+   */
+  stages?: StagePlan[];
+}
+
+/** One stage: its length, and the clients it runs (closed loop) or the rate it ramps to (open loop). */
+export interface StagePlan {
+  durationS: number;
+  clients?: number;
+  rate?: number;
 }
 
 export interface RatePlan {
   perSec: number;
   /** `poisson` (exponential gaps, as sysbench) or `constant` (even gaps, as wrk2). */
   shape: 'poisson' | 'constant';
-  /** Fail the run when an event starts more than this behind its schedule. */
+  /**
+   * Stop the run when an event starts more than this behind its schedule (`--rate-max-lag`; Infinity when
+   * not given: a stall is then measured and reported, not a reason to stop).
+   */
   maxLagUs: number;
   /** An event that starts more than this after its scheduled time is counted late. */
   lateUs: number;
@@ -123,6 +138,8 @@ export interface ReadyMessage {
   connectMs: number[];
   serverVersion: string;
   sessionIds: number[];
+  /** The statement types the clients declared in their set-up. */
+  types?: string[];
 }
 
 export interface ClientSummary {

@@ -5,7 +5,8 @@
  * (coordinated omission).
  */
 import type { Random } from '../workload/types.ts';
-import type { RatePlan } from './protocol.ts';
+import type { RatePlan, StagePlan } from './protocol.ts';
+import { RampedRate, rateSegments } from './stages.ts';
 
 export class RateSchedule {
   /** Times generated but not taken yet, from `head`. */
@@ -15,12 +16,23 @@ export class RateSchedule {
   private readonly meanGapUs: number;
   private readonly poisson: boolean;
   private readonly random: Random;
+  /** `--rate-stages`: the varying rate; arrivals then come from the inverse of its integral. */
+  private readonly ramp: RampedRate | undefined;
 
-  constructor(startUs: number, plan: RatePlan, share: number, random: Random) {
+  constructor(
+    startUs: number,
+    plan: RatePlan,
+    share: number,
+    random: Random,
+    stages?: { stages: readonly StagePlan[]; measureAt: number },
+  ) {
     this.meanGapUs = 1e6 / (plan.perSec * share);
     this.poisson = plan.shape === 'poisson';
     this.random = random;
     this.last = startUs;
+    if (stages !== undefined) {
+      this.ramp = new RampedRate(rateSegments(stages.stages, plan.perSec, stages.measureAt, share));
+    }
   }
 
   private gap(): number {
@@ -28,7 +40,11 @@ export class RateSchedule {
   }
 
   private generate(): number {
-    this.last += this.gap();
+    if (this.ramp !== undefined) {
+      // a mass of one arrival, exponential for Poisson arrivals of a varying rate
+      const mass = this.poisson ? -Math.log(1 - this.random.next()) : 1;
+      this.last = this.ramp.advance(this.last, mass);
+    } else this.last += this.gap();
     this.pending.push(this.last);
     return this.last;
   }

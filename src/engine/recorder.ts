@@ -34,6 +34,11 @@ export class Recorder {
   private readonly steps = new Map<string, { hist: Histogram; count: number }>();
   private connectHist: Histogram | undefined;
 
+  /** The statement types declared so far (by the clients' set-up, before the run). */
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
   /** The slot index of a statement type, created on first use. */
   slotOf(name: string, kind: StatementKind): number {
     let i = this.byName.get(name);

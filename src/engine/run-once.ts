@@ -63,6 +63,13 @@ export interface RunInput {
   label?: string;
   probes?: RunProbe[];
   onInterval?(p: IntervalPoint): void;
+  /**
+   * The clients are connected and set up: a chance to refuse the run before it starts (a threshold on a
+   * statement type the workload does not have). `types`: the statement types the clients declared.
+   */
+  beforeStart?(info: { types: string[] }): void;
+  /** After each complete interval: a reason to stop now (`--threshold-abort`), or undefined. */
+  check?: EngineHooks['check'];
   /** Messages (prepare progress) go here; stderr by default. */
   log(message: string): void;
   controller: RunController;
@@ -99,10 +106,12 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {
     ...(input.onInterval ? { onInterval: input.onInterval } : {}),
+    ...(input.check ? { check: input.check } : {}),
     onMeasureEnd: async () => {
       for (const p of started) await p.measured?.();
     },
     onStart: async (info) => {
+      input.beforeStart?.({ types: info.types });
       for (const p of probes) {
         await p.start({
           target,

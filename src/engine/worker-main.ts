@@ -26,6 +26,7 @@ import type {
 } from './protocol.ts';
 import { RateSchedule } from './rate.ts';
 import { Recorder } from './recorder.ts';
+import { clientWindows } from './stages.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('worker-main.ts must run in a worker thread');
@@ -101,6 +102,7 @@ async function onInit(m: InitMessage): Promise<void> {
       }
     });
     clients = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
+    for (const c of clients) c.sharedThread = m.clientIds.length > 1;
     phase = 'setup';
     for (const c of clients) {
       currentClient = c.clientId;
@@ -112,6 +114,7 @@ async function onInit(m: InitMessage): Promise<void> {
       connectMs: clients.map((c) => c.connectMs),
       serverVersion: clients[0]?.conn.serverVersion ?? '',
       sessionIds: clients.map((c) => c.conn.sessionId ?? 0),
+      types: recorder.names(),
     });
   } catch (e) {
     const err = asDbError(e);
@@ -166,7 +169,17 @@ async function onStart(m: StartMessage): Promise<void> {
     // each worker paces its own clients' share of the rate, from the common start
     const share = clients.length / init.plan.clients;
     const random = new SeededRandom((init.plan.seed ^ Math.imul(s.workerIndex + 7, 0x2545f491)) >>> 0);
-    s.rate = new RateSchedule(m.startAt, init.plan.rate, share, random);
+    const stages = init.plan.stages;
+    s.rate = new RateSchedule(
+      m.startAt,
+      init.plan.rate,
+      share,
+      random,
+      stages !== undefined ? { stages, measureAt: m.measureAt } : undefined,
+    );
+  } else if (init.plan.stages !== undefined) {
+    // closed-loop stages: each client runs in the stages that have more clients than its id
+    for (const c of clients) c.windows = clientWindows(init.plan.stages, c.clientId, m.measureAt);
   }
   const wait = (m.startAt - nowUs()) / 1000;
   if (wait > 1) await new Promise((r) => setTimeout(r, wait - 1));

@@ -1,8 +1,15 @@
 import type { Target } from '../driver/types.ts';
 import type { EngineOutcome } from '../engine/engine.ts';
+import type { StageAccumulator } from '../engine/stage-acc.ts';
 import { captureEnv } from '../probe/env.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
-import { RUN_SCHEMA, type RunResult, type RunStatus, type TypeResult } from './run-result.ts';
+import {
+  RUN_SCHEMA,
+  type RunResult,
+  type RunStatus,
+  type StageResult,
+  type TypeResult,
+} from './run-result.ts';
 import { rateResult, sysbenchCounts } from './sysbench-counts.ts';
 
 const round = (v: number, d = 2): number => {
@@ -47,6 +54,9 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
   } else if (o.stopReason === 'fatal') {
     status = queries > 0 || o.events.count > 0 ? 'partial' : 'failed';
     reason = `stopped by an error: ${o.fatal?.code}: ${o.fatal?.message}`;
+  } else if (o.stopReason === 'threshold') {
+    status = 'partial';
+    reason = `stopped by --threshold-abort: ${o.stopDetail ?? 'a threshold can no longer hold'}`;
   } else if (o.stopReason === 'stuck') {
     status = 'partial';
     reason = `${o.stuckWorkers} worker(s) did not stop in time and were terminated`;
@@ -153,8 +163,36 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       latency_ms: summarize(h),
     };
   }
+  if (o.stages !== undefined) result.stages = o.stages.map((s) => stageResult(s, o));
   result.sysbench = sysbenchCounts(o);
   const rate = rateResult(o);
   if (rate !== undefined) result.rate = rate;
   return result;
+}
+
+/** One stage's figures, in the shape of the run's own (`qps` over the stage's measured seconds). */
+function stageResult(s: StageAccumulator, o: EngineOutcome): StageResult {
+  const el = s.measuredS;
+  const per = (n: number): number => (el > 0 ? round(n / el) : 0);
+  const types: StageResult['types'] = {};
+  for (const [name, t] of [...s.types].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (t.count === 0 && t.errors === 0) continue;
+    types[name] = { count: t.count, errors: t.errors, qps: per(t.count), latency_ms: summarize(t.hist) };
+  }
+  const prev = s.index === 0 ? o.plan.rate?.perSec : o.plan.stages?.[s.index - 1]?.rate;
+  return {
+    stage: s.index + 1,
+    ...(s.plan.clients !== undefined ? { clients: s.plan.clients } : {}),
+    ...(s.plan.rate !== undefined ? { rate: s.plan.rate, rate_from: prev ?? s.plan.rate } : {}),
+    start_s: s.startS,
+    end_s: s.endS,
+    elapsed_s: round(el, 3),
+    queries: s.queries,
+    events: s.events,
+    errors: s.errors,
+    qps: per(s.queries),
+    eps: per(s.events),
+    latency_ms: summarize(s.eventHist),
+    types,
+  };
 }

@@ -72,6 +72,72 @@ export interface IntervalPoint {
   event_stddev_ms?: number;
   /** The workload's own counters in the interval (`ClientContext.count`), when any moved. */
   counters?: Record<string, number>;
+  /** The longest statement that ended in the interval, ms (absent when none ended). */
+  max_ms?: number;
+  /** Rate mode: events of the interval that started more than `--rate-late-ms` after their schedule. */
+  rate_late?: number;
+  /** `--stages`/`--rate-stages`: the stage (from 1) the interval belongs to. */
+  stage?: number;
+}
+
+/** One stage of a staged run (`--stages`, `--rate-stages`), measured as the run is. */
+export interface StageResult {
+  /** From 1, in order. */
+  stage: number;
+  /** `--stages`: the clients running in it. */
+  clients?: number;
+  /** `--rate-stages`: the arrival rate it ramps to (events/s), from `rate_from` at its start. */
+  rate?: number;
+  rate_from?: number;
+  /** Planned start and end, seconds from the start of the measured part. */
+  start_s: number;
+  end_s: number;
+  /** Seconds of it that were measured (less than planned when the run stopped early). */
+  elapsed_s: number;
+  queries: number;
+  events: number;
+  errors: number;
+  qps: number;
+  /** Events (transactions) per second. */
+  eps: number;
+  /** Event latency (from the schedule in rate mode). */
+  latency_ms: LatencySummary;
+  types: Record<string, { count: number; errors: number; qps: number; latency_ms: LatencySummary }>;
+}
+
+/** One `--threshold` (or capacity SLO) and its verdict. */
+export interface ThresholdResult {
+  /** As given, e.g. `p95{statement=point_selects}<2ms`. */
+  expr: string;
+  metric: string;
+  statement?: string;
+  stage?: number;
+  op: '<' | '<=' | '>' | '>=';
+  /** The limit in `unit`. */
+  limit: number;
+  /** `ms` for latencies, `%` or `count` for errors, `/s` for qps/tps. */
+  unit: 'ms' | '%' | 'count' | '/s';
+  /** The measured value in `unit`; null when nothing was measured to judge. */
+  value: number | null;
+  ok: boolean;
+  /** Why it failed, or a note (nothing measured, stopped by --threshold-abort). */
+  note?: string;
+}
+
+/** A stall seen under `--rate`: intervals with near-zero throughput, kept on schedule and measured. */
+export interface RateStall {
+  start_s: number;
+  length_s: number;
+  /** Events that started late (> `--rate-late-ms`) from the stall's start until lateness fell back. */
+  delayed: number;
+  /** The longest event latency (from the schedule) around it, ms. */
+  max_event_ms: number;
+  /** The longest statement that ended in or right after it, ms, and the run's usual (median interval p95). */
+  max_statement_ms: number;
+  usual_statement_ms: number;
+  /** `server`: statements were in flight far longer than usual; `client`: connections idle, events late. */
+  cause: 'server' | 'client';
+  reason: string;
 }
 
 /** sysbench's own counters, computed as sysbench 1.0.20 counts them (see README "sysbench workloads"). */
@@ -115,6 +181,10 @@ export interface RateResult {
   late_after_ms: number;
   /** Events scheduled before the deadline that never started. */
   dropped: number;
+  /** Stalls seen in the timeline (the schedule was kept through them). */
+  stalls?: RateStall[];
+  /** `--rate-max-lag` in seconds, when stopping on lag was asked for. */
+  max_lag_s?: number;
 }
 
 export interface ErrorCount {
@@ -247,4 +317,8 @@ export interface RunResult {
   server_sched?: ServerSched;
   /** The server's version and important settings, read right after the run; absent when unreadable. */
   server?: ServerInfo;
+  /** `--stages`/`--rate-stages`: the figures of each stage. */
+  stages?: StageResult[];
+  /** `--threshold`: each threshold with its measured value and verdict. */
+  thresholds?: ThresholdResult[];
 }

@@ -73,5 +73,6 @@ export function rateResult(o: EngineOutcome): RateResult | undefined {
     late: o.rate.late,
     late_after_ms: plan.lateUs / 1000,
     dropped: o.rate.dropped,
+    ...(Number.isFinite(plan.maxLagUs) ? { max_lag_s: plan.maxLagUs / 1e6 } : {}),
   };
 }

@@ -317,11 +317,48 @@ export function timelineChart(t: TimelineView): ChartSpec {
     encoding: { x: { field: 'start', type: 'quantitative' }, x2: { field: 'end' } },
   });
   const errorRows = rows.filter((r) => r.errors > 0);
+  // a staged run: a dashed rule where each stage after the first begins, labelled with its load
+  const boundaries = (t.stages ?? []).slice(1).map((s) => ({
+    t: s.start_s,
+    label: `stage ${s.stage}: ${s.clients !== undefined ? `${s.clients} clients` : `${s.rate}/s`}`,
+  }));
+  const stageLayers = (labels: boolean): VlSpec[] =>
+    boundaries.length === 0
+      ? []
+      : [
+          {
+            data: { values: boundaries },
+            mark: { type: 'rule', color: '#555', strokeDash: [4, 3] },
+            encoding: { x: { field: 't', type: 'quantitative' } },
+          },
+          ...(labels
+            ? [
+                {
+                  data: { values: boundaries },
+                  mark: {
+                    type: 'text',
+                    align: 'left',
+                    baseline: 'top',
+                    dx: 3,
+                    dy: 2,
+                    fontSize: 10,
+                    color: '#333',
+                  },
+                  encoding: {
+                    x: { field: 't', type: 'quantitative' },
+                    y: { value: 0 },
+                    text: { field: 'label' },
+                  },
+                },
+              ]
+            : []),
+        ];
   const panel = (field: string, title: string, color: string, extra: VlSpec[] = []): VlSpec => ({
     width: WIDTH,
     height: 170,
     layer: [
       stallLayer(),
+      ...stageLayers(field === 'qps'),
       {
         data: { values: rows },
         mark: {
@@ -337,6 +374,7 @@ export function timelineChart(t: TimelineView): ChartSpec {
     ],
   });
   const subtitle = [
+    boundaries.length > 0 ? `dashed: stage boundaries (${(t.stages ?? []).length} stages)` : undefined,
     stalls.length > 0
       ? `shaded: ${stalls.length} stall${stalls.length === 1 ? '' : 's'} (near-zero throughput)`
       : 'no stalls',

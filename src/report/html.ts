@@ -15,7 +15,9 @@ import {
   percentileTable,
   sameTable,
   seriesTable,
+  stageTable,
   type TableData,
+  thresholdTable,
   VERDICT_LEGEND,
 } from './tables.ts';
 
@@ -131,7 +133,15 @@ export function renderHtml(m: ReportModel, rendered: readonly RenderedChart[]): 
   section('timelines', 'Timelines');
   if (m.timelines.length === 0)
     out.push(missing('No run with a timeline (per-interval figures) among the inputs.'));
-  for (const t of m.timelines) out.push(figure(byId.get(t.id)));
+  for (const t of m.timelines) {
+    out.push(figure(byId.get(t.id)));
+    if (t.stages !== undefined && t.stages.length > 0) {
+      out.push(`<p>Stages of ${esc(t.title)}:</p>`, tableHtml(stageTable(t.stages)));
+    }
+    if (t.thresholds !== undefined && t.thresholds.length > 0) {
+      out.push(`<p>Thresholds of ${esc(t.title)}:</p>`, tableHtml(thresholdTable(t.thresholds)));
+    }
+  }
 
   section('histograms', 'Latency histograms per statement type');
   if (m.histograms.length === 0) out.push(missing('No latency histogram among the inputs.'));

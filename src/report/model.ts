@@ -5,7 +5,13 @@
  * significance come from the compare documents.
  */
 import type { CompareResult, SweepResult } from '../analysis/types.ts';
-import type { IntervalPoint, RunResult, RunStatus } from '../metrics/run-result.ts';
+import type {
+  IntervalPoint,
+  RunResult,
+  RunStatus,
+  StageResult,
+  ThresholdResult,
+} from '../metrics/run-result.ts';
 import { type HistogramView, histogramView } from './histogram-view.ts';
 import { type ReportInput, type ReportInputs, reportRunLabel } from './inputs.ts';
 import { describeSched, type LabelledResult, type ProfiledResult } from './profile.ts';
@@ -57,6 +63,10 @@ export interface TimelineView {
   dropped: number;
   /** [start s, end s] of intervals with near-zero throughput. */
   stalls: [number, number][];
+  /** A staged run's stages (drawn as boundaries, and as a table below the timeline). */
+  stages?: StageResult[];
+  /** The run's thresholds with their values and verdicts. */
+  thresholds?: ThresholdResult[];
 }
 
 export interface HistogramSet {
@@ -137,6 +147,9 @@ const RUN_FIELDS = new Set([
   'server',
   'profile',
   'server_sched',
+  // shown with the run's timeline
+  'stages',
+  'thresholds',
 ]);
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -387,6 +400,8 @@ function timelinesOf(label: string, runs: RunRef[], notes: string[]): TimelineVi
       intervals: drawn,
       dropped: intervals.length - drawn.length,
       stalls: r.stalls ?? findStalls(intervals),
+      ...(Array.isArray(r.result.stages) ? { stages: r.result.stages } : {}),
+      ...(Array.isArray(r.result.thresholds) ? { thresholds: r.result.thresholds } : {}),
     });
   }
   if (chosen.length > MAX_TIMELINES_PER_LABEL) {

@@ -3,6 +3,7 @@
  * figures with the same rounding and the same significance marks.
  */
 import type { CompareCell, Verdict } from '../analysis/types.ts';
+import type { StageResult, ThresholdResult } from '../metrics/run-result.ts';
 import { pval, ratio, testName } from './compare-text.ts';
 import type { CompareView, HistogramSet, ReportModel } from './model.ts';
 
@@ -250,4 +251,57 @@ export function genericTables(
     return out;
   }
   return [{ path, table: { header: ['value'], rows: [[cellText(data)]], numeric: [false] }, more: 0 }];
+}
+
+/** A staged run's stages: load, time span, throughput, event latency. */
+export function stageTable(stages: readonly StageResult[]): TableData {
+  return {
+    header: [
+      'stage',
+      'load',
+      'from s',
+      'to s',
+      'q/s',
+      'events/s',
+      'errors',
+      'p50 ms',
+      'p95 ms',
+      'p99 ms',
+      'max ms',
+    ],
+    rows: stages.map((s) => [
+      String(s.stage),
+      s.clients !== undefined
+        ? `${s.clients} clients`
+        : s.rate_from !== undefined && s.rate_from !== s.rate
+          ? `${s.rate_from}→${s.rate}/s`
+          : `${s.rate}/s`,
+      String(s.start_s),
+      String(s.end_s),
+      fmtNum(s.qps),
+      fmtNum(s.eps),
+      String(s.errors),
+      fmtNum(s.latency_ms.p50),
+      fmtNum(s.latency_ms.p95),
+      fmtNum(s.latency_ms.p99),
+      fmtNum(s.latency_ms.max),
+    ]),
+    numeric: [false, false, true, true, true, true, true, true, true, true, true],
+  };
+}
+
+/** Thresholds with their values and verdicts. */
+export function thresholdTable(ts: readonly ThresholdResult[]): TableData {
+  return {
+    header: ['threshold', 'value', 'verdict'],
+    rows: ts.map((t) => [
+      t.expr,
+      t.value === null
+        ? (t.note ?? 'not measured')
+        : `${t.value}${t.unit === 'ms' ? ' ms' : t.unit === '%' ? '%' : t.unit === '/s' ? '/s' : ''}`,
+      t.ok ? 'held' : `failed${t.note && t.value !== null ? ` (${t.note})` : ''}`,
+    ]),
+    numeric: [false, true, false],
+    rowClass: ts.map((t) => (t.ok ? 'v-better' : 'v-worse')),
+  };
 }

@@ -1,4 +1,4 @@
-import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
+import type { IntervalPoint, RunResult, StageResult, ThresholdResult } from '../metrics/run-result.ts';
 import { fmtMs, fmtRate, latencyCells, table } from './format.ts';
 
 /** The default human-readable summary of one run. */
@@ -54,6 +54,11 @@ export function renderRunText(r: RunResult): string {
         `mean ${fmtMs(l.mean)} / p99 ${fmtMs(l.p99)} / max ${fmtMs(l.max)} ms; ` +
         `${r.rate.late} late (> ${r.rate.late_after_ms} ms), ${r.rate.dropped} dropped`,
     );
+    for (const st of r.rate.stalls ?? []) {
+      out.push(
+        `stall at ${st.start_s} s for ${st.length_s.toFixed(1)} s, ${st.delayed} events delayed: ${st.reason}`,
+      );
+    }
   }
   const c = r.connect_ms;
   if (c.count > 0) {
@@ -82,7 +87,45 @@ export function renderRunText(r: RunResult): string {
   }
   const aborted = r.client_stats.filter((s) => s.aborted).length;
   if (aborted > 0) out.push(`aborted clients: ${aborted} of ${r.clients}`);
+  if (r.stages !== undefined && r.stages.length > 0) out.push('', ...stageLines(r.stages));
+  if (r.thresholds !== undefined && r.thresholds.length > 0) out.push('', ...thresholdLines(r.thresholds));
   return `${out.join('\n')}\n`;
+}
+
+/** The stages of a staged run: clients or rate, time span, throughput, event latency. */
+export function stageLines(stages: readonly StageResult[]): string[] {
+  const rows = stages.map((s) => [
+    String(s.stage),
+    s.clients !== undefined
+      ? `${s.clients} clients`
+      : s.rate_from !== undefined && s.rate_from !== s.rate
+        ? `${s.rate_from}→${s.rate ?? 0}/s`
+        : `${s.rate ?? 0}/s`,
+    `${s.start_s}–${s.end_s} s`,
+    fmtRate(s.qps),
+    fmtRate(s.eps),
+    String(s.errors),
+    ...latencyCells(s.latency_ms).slice(2),
+  ]);
+  return [
+    'stages:',
+    table(['stage', 'load', 'time', 'q/s', 'events/s', 'errors', 'p50', 'p95', 'p99', 'max ms'], rows),
+  ];
+}
+
+/** Each threshold with its value and verdict. */
+export function thresholdLines(ts: readonly ThresholdResult[]): string[] {
+  const failed = ts.filter((t) => !t.ok).length;
+  const out = [`thresholds: ${failed === 0 ? `all ${ts.length} held` : `${failed} of ${ts.length} failed`}`];
+  for (const t of ts) {
+    const v =
+      t.value === null
+        ? (t.note ?? 'not measured')
+        : `${t.value}${t.unit === 'ms' ? ' ms' : t.unit === '%' ? '%' : t.unit === '/s' ? '/s' : ''}`;
+    const note = t.value !== null && t.note ? ` (${t.note})` : '';
+    out.push(`  ${t.ok ? 'ok    ' : 'FAILED'}  ${t.expr.padEnd(24)}  ${v}${note}`);
+  }
+  return out;
 }
 
 /** One progress line per interval, sysbench-style, for stderr. */

@@ -1,0 +1,89 @@
+/**
+ * The figures of each stage of a staged run, merged exactly from the interval snapshots of the intervals
+ * that belong to it (stage lengths are whole multiples of the report interval).
+ */
+import { decodeHistogram, type Histogram, mergingHistogram } from '../metrics/histogram.ts';
+import type { StatementKind } from '../workload/types.ts';
+import type { CounterSnapshot, StagePlan } from './protocol.ts';
+import { stageAt } from './stages.ts';
+
+export interface StageAccumulator {
+  plan: StagePlan;
+  /** Index from 0. */
+  index: number;
+  /** Planned start and end, seconds from the start of the measured part. */
+  startS: number;
+  endS: number;
+  /** Seconds of it that were measured (the last interval ends where the run ended). */
+  measuredS: number;
+  queries: number;
+  events: number;
+  errors: number;
+  eventHist: Histogram;
+  types: Map<string, { kind: StatementKind; count: number; errors: number; hist: Histogram }>;
+  /** Whether all its intervals are in (its figures are final). */
+  closed: boolean;
+}
+
+export class StageFigures {
+  readonly stages: StageAccumulator[];
+  private readonly plans: readonly StagePlan[];
+
+  constructor(plans: readonly StagePlan[]) {
+    this.plans = plans;
+    let t = 0;
+    this.stages = plans.map((plan, index) => {
+      const s: StageAccumulator = {
+        plan,
+        index,
+        startS: t,
+        endS: t + plan.durationS,
+        measuredS: 0,
+        queries: 0,
+        events: 0,
+        errors: 0,
+        eventHist: mergingHistogram(),
+        types: new Map(),
+        closed: false,
+      };
+      t += plan.durationS;
+      return s;
+    });
+  }
+
+  /** The stage (from 0) of the interval that starts at `startS`. */
+  stageOf(startS: number): number {
+    return stageAt(this.plans, startS + 1e-9);
+  }
+
+  /** Add one complete interval's snapshots (of every worker), `durS` long, starting at `startS`. */
+  add(startS: number, durS: number, snaps: readonly CounterSnapshot[]): number {
+    const i = this.stageOf(startS);
+    const st = this.stages[i] as StageAccumulator;
+    st.measuredS += durS;
+    for (const s of snaps) {
+      for (const t of s.types) {
+        let acc = st.types.get(t.name);
+        if (acc === undefined) {
+          acc = { kind: t.kind, count: 0, errors: 0, hist: mergingHistogram() };
+          st.types.set(t.name, acc);
+        }
+        acc.count += t.count;
+        acc.errors += t.errors;
+        st.queries += t.count;
+        if (t.hist) acc.hist.add(decodeHistogram(t.hist));
+      }
+      st.events += s.events;
+      for (const e of s.errors) st.errors += e.count;
+      if (s.eventHist) st.eventHist.add(decodeHistogram(s.eventHist));
+    }
+    // every stage before this one is complete now, and this one when the interval reaches its end
+    for (let k = 0; k < i; k++) (this.stages[k] as StageAccumulator).closed = true;
+    if (startS + durS >= st.endS - 1e-6) st.closed = true;
+    return i;
+  }
+
+  closeAll(): void {
+    for (const s of this.stages) s.closed = true;
+  }
+}

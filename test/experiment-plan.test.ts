@@ -100,6 +100,15 @@ test('malformed plans name FILE:LINE:COLUMN', () => {
       /^plan\.yaml:7:12: clients cannot be set in a plan$/,
     ],
     [
+      GOOD.replace('options: { prepared: off }', "options: { threshold: 'p99<5ms' }"),
+      /^plan\.yaml:7:12: threshold cannot be set in a plan: thresholds are judged by run/,
+    ],
+    [GOOD.replace('time: 2\n', 'stages: 1s:2\n'), /^plan\.yaml:5:1: stages cannot be set in a plan: /],
+    [
+      GOOD.replace('    options: { server-nice: 5 }', "    options: { metrics-listen: ':9400' }"),
+      /^plan\.yaml:11:16: metrics-listen cannot be set in a plan: live metrics/,
+    ],
+    [
       GOOD.replace('    options: { server-nice: 5 }', '    options: 5'),
       /^plan\.yaml:11:14: options of arm 'nice' must be a mapping/,
     ],

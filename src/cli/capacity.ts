@@ -43,6 +43,9 @@ const OWN = new Set([
   '--threshold',
   '--threshold-abort',
   '--rate-max-lag',
+  // live metrics are served by run and sweep; a search's many short runs would restart the series
+  '--metrics-listen',
+  '--metrics-linger',
   '--format',
   '--out',
   '--label',

@@ -32,6 +32,19 @@ export const PLAN_EXCLUDED = new Set([
   'debug',
 ]);
 
+/** Options of `run` that do not go with an experiment's runs, and why. */
+const NOT_IN_EXPERIMENT = new Map([
+  ['stages', 'an experiment runs its own client counts (use run --stages)'],
+  ['rate-stages', 'an experiment compares steady runs (use run --rate-stages)'],
+  [
+    'threshold',
+    'thresholds are judged by run, not per experiment run (use run --threshold, or capacity --slo)',
+  ],
+  ['threshold-abort', 'thresholds are judged by run (use run --threshold-abort)'],
+  ['metrics-listen', 'live metrics are served by run and sweep'],
+  ['metrics-linger', 'live metrics are served by run and sweep'],
+]);
+
 export type PlanValue = string | number | boolean;
 
 /** One setting of an arm: a run option or a workload option, with where it was written. */
@@ -227,8 +240,11 @@ class PlanReader {
   private settings(map: YAMLMap, pairs: Map<string, Pair>, where: string): PlanSetting[] {
     const out: PlanSetting[] = [];
     for (const [k, p] of pairs) {
-      if (this.runOptions.has(k) && !TOP_KEYS.includes(k) && !ARM_KEYS.includes(k))
+      if (this.runOptions.has(k) && !TOP_KEYS.includes(k) && !ARM_KEYS.includes(k)) {
+        const why = NOT_IN_EXPERIMENT.get(k);
+        if (why) this.fail(p, `${k} cannot be set in a plan: ${why}`);
         out.push(this.scalarSetting(p, k, true));
+      }
     }
     const opts = pairs.get('options');
     if (opts) {
@@ -245,6 +261,8 @@ class PlanReader {
             `${name} cannot be set in a plan`,
             'the experiment decides it (clients: and target: are keys of the plan)',
           );
+        const why = NOT_IN_EXPERIMENT.get(name);
+        if (why) this.fail(p, `${name} cannot be set in a plan: ${why}`);
         const dup = out.find((s) => s.key === name);
         if (dup) this.fail(p, `${name} is set twice (also at ${dup.at})`);
         out.push(this.scalarSetting(p, name, this.runOptions.has(name)));

@@ -5,7 +5,6 @@ import { PERFORMANCE_SCHEMA_HINT } from '../src/probe/mysql-waits.ts';
 import type { ProfileData, ServerSched, ThreadStat } from '../src/probe/profile-types.ts';
 import { getFormat } from '../src/report/formats.ts';
 import { profileSummaryLine, renderProfileComparison, renderProfileText } from '../src/report/profile.ts';
-import '../src/cli/profile-options.ts';
 
 function thread(tid: number, session: boolean, cpu: number, vcx: number): ThreadStat {
   return {
@@ -124,7 +123,7 @@ test('a server without the performance schema: the report says so and how to tur
   );
 });
 
-test('the text format prints the profile below the summary once registered', () => {
+test('the text format prints the profile below the summary', () => {
   const render = getFormat('text');
   assert.ok(render);
   const r = result(1000, 900);

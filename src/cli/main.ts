@@ -5,9 +5,6 @@
 import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
-import { registerFormat } from '../report/formats.ts';
-import { renderPgbench } from '../report/pgbench.ts';
-import { renderSysbench } from '../report/sysbench.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { registerCapacity } from './capacity.ts';
@@ -217,8 +214,6 @@ export function buildProgram(): Command {
     // --- end of super-smack options ---
     .allowUnknownOption();
   // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
-  registerFormat('sysbench', renderSysbench);
-  registerFormat('pgbench', renderPgbench);
   const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
   runCmd.action(async (workload, args, o, cmd) => {
     void args;

@@ -8,14 +8,10 @@ import type { RunProbe } from '../engine/run-once.ts';
 import { ProfileProbe } from '../probe/profile-probe.ts';
 import type { SchedRequest } from '../probe/profile-types.ts';
 import { expandCpuList, POLICIES, SchedProbe } from '../probe/server-sched.ts';
-import { registerTextSection } from '../report/formats.ts';
-import { renderProfileText } from '../report/profile.ts';
 import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
 import { codeProbeFrom, type StacksCliOptions, stacksOptions } from './stacks-options.ts';
-
-registerTextSection(renderProfileText);
 
 /** What the profile options parse into (a subset of a command's options). */
 export interface ProfileCliOptions extends StacksCliOptions {

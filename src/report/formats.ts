@@ -1,9 +1,14 @@
 /**
- * Output formats of a run on stdout (`--format`). `text` and `json` are built in; other parts register theirs
- * (`sysbench`). A workload may bring its own text layout (a smack file's Query Barrel Report).
+ * Output formats of a run on stdout (`--format`): one static table from a format's name to its renderer,
+ * written out here rather than registered by the parts that bring one, so that what `--format` takes does
+ * not depend on which modules happen to be imported. A workload may bring its own text layout (a smack
+ * file's Query Barrel Report); the text layout of every run is followed by its sections (the profile).
  */
 import type { RunResult } from '../metrics/run-result.ts';
 import type { Workload } from '../workload/types.ts';
+import { renderPgbench } from './pgbench.ts';
+import { renderProfileText } from './profile.ts';
+import { renderSysbench } from './sysbench.ts';
 import { renderRunText } from './text.ts';
 
 export interface RenderOptions {
@@ -16,34 +21,30 @@ export interface RenderOptions {
 
 export type RunRenderer = (r: RunResult, o: RenderOptions) => string;
 
-/** A part of the text report that follows the summary when its data is there (the profile). */
+/** A part of the text report that follows the summary when its data is there; undefined when it has nothing to say. */
 export type TextSection = (r: RunResult) => string | undefined;
-const textSections: TextSection[] = [];
 
-/** Add a section below the text summary of every run; it returns undefined when it has nothing to say. */
-export function registerTextSection(section: TextSection): void {
-  if (!textSections.includes(section)) textSections.push(section);
-}
+/** The sections below the text summary of every run, in the order they are printed. */
+const TEXT_SECTIONS: readonly TextSection[] = [renderProfileText];
 
 function withSections(text: string, r: RunResult, o: RenderOptions): string {
   if (o.classic) return text;
-  const extra = textSections.map((s) => s(r)).filter((s): s is string => s !== undefined && s !== '');
+  const extra = TEXT_SECTIONS.map((s) => s(r)).filter((s): s is string => s !== undefined && s !== '');
   return [text, ...extra].join('\n');
 }
 
-const formats = new Map<string, RunRenderer>([
-  ['text', (r, o) => withSections(o.workload?.renderText?.(r, o) ?? renderRunText(r), r, o)],
-  ['json', (r) => `${JSON.stringify(r, null, 2)}\n`],
-]);
-
-export function registerFormat(name: string, render: RunRenderer): void {
-  formats.set(name, render);
-}
+/** Every format `--format` takes, in the order `formatNames` lists them. */
+const FORMATS: Readonly<Record<string, RunRenderer>> = {
+  text: (r, o) => withSections(o.workload?.renderText?.(r, o) ?? renderRunText(r), r, o),
+  json: (r) => `${JSON.stringify(r, null, 2)}\n`,
+  sysbench: (r, o) => renderSysbench(r, o),
+  pgbench: (r) => renderPgbench(r),
+};
 
 export function formatNames(): string[] {
-  return [...formats.keys()];
+  return Object.keys(FORMATS);
 }
 
 export function getFormat(name: string): RunRenderer | undefined {
-  return formats.get(name);
+  return Object.hasOwn(FORMATS, name) ? FORMATS[name] : undefined;
 }

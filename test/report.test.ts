@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { drawableIntervals, findTimelineStalls } from '../src/analysis/stability.ts';
 import type { SweepResult } from '../src/analysis/types.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { reportCharts, throughputChart } from '../src/report/charts.ts';
@@ -13,7 +14,7 @@ import { histogramView } from '../src/report/histogram-view.ts';
 import { renderHtml } from '../src/report/html.ts';
 import { classifyDocument, resolveReportInputs } from '../src/report/inputs.ts';
 import { findJsonFault } from '../src/report/json-error.ts';
-import { buildReportModel, drawableIntervals, findStalls } from '../src/report/model.ts';
+import { buildReportModel } from '../src/report/model.ts';
 import { renderCharts } from '../src/report/render-svg.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 
@@ -50,7 +51,7 @@ test('the model: medians and spread per label and client count, the comparison, 
 
 test('stalls: the held write lock shows as near-zero intervals; a short closing interval is not drawn', () => {
   const run = readJson<RunResult>('run-stall.json');
-  const stalls = findStalls(run.intervals);
+  const stalls = findTimelineStalls(run.intervals);
   assert.ok(stalls.length >= 1, JSON.stringify(stalls));
   const covered = stalls.reduce((a, [s, e]) => a + (e - s), 0);
   assert.ok(covered >= 0.5 && covered <= 1.5, `stalled ${covered} s of a 1 s lock`);
@@ -58,7 +59,7 @@ test('stalls: the held write lock shows as near-zero intervals; a short closing 
   assert.equal(last.dur, 0);
   assert.equal(drawableIntervals(run.intervals).length, run.intervals.length - 1);
   assert.deepEqual(
-    findStalls(readJson<SweepResult>('sweep-postgres.json').points[0]!.runs[0]!.result.intervals),
+    findTimelineStalls(readJson<SweepResult>('sweep-postgres.json').points[0]!.runs[0]!.result.intervals),
     [],
   );
 });

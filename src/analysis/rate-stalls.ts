@@ -12,9 +12,8 @@
  */
 import type { IntervalPoint, RateStall, RunResult } from '../metrics/run-result.ts';
 import { findStalls } from './stability.ts';
-import { median } from './stats.ts';
+import { median, round3 } from './stats.ts';
 
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 /** Milliseconds in words: whole above 100, three significant digits below. */
 const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : String(Number(v.toPrecision(3))));
 
@@ -46,25 +45,25 @@ export function rateStalls(r: RunResult): RateStall[] {
   });
   const usual = median(ivs.filter((p) => !affected.has(p) && p.queries > 0).map((p) => p.p95_ms));
   for (const { a, b, win, stalled } of windows) {
-    const spanS = r3(b - a);
+    const spanS = round3(b - a);
     const delayed = win.reduce((n, p) => n + (p.rate_late ?? 0), 0);
     const maxEvent = Math.max(0, ...win.map((p) => p.event_latency_ms?.max ?? 0));
     const maxStmt = Math.max(0, ...win.map((p) => p.max_ms ?? 0));
     const inFlight = Math.max(0, ...stalled.map((p) => p.rate_concurrency ?? 0));
     const server = maxStmt >= STALL_STATEMENT_FACTOR * usual && maxStmt >= 500 * spanS;
     // intervals see a stall only where it covers most of one; a statement caught in it saw all of it
-    const lengthS = server ? Math.max(spanS, r3(maxStmt / 1000)) : spanS;
-    const at = `${r3(a)}–${r3(b)} s`;
+    const lengthS = server ? Math.max(spanS, round3(maxStmt / 1000)) : spanS;
+    const at = `${round3(a)}–${round3(b)} s`;
     const reason = server
       ? `the server stalled (intervals ${at}): statements were in flight up to ${ms(maxStmt)} ms (usually ${ms(usual)} ms at p95); the schedule was kept, ${delayed} events started late, up to ${ms(maxEvent)} ms from their schedule`
       : `the clients fell behind (intervals ${at}): statements took their usual time (up to ${ms(maxStmt)} ms, usually ${ms(usual)} ms at p95) while events started late (${delayed}; ${inFlight} of ${r.clients} connections busy): dbsmack itself was held up (CPU, garbage collection), not the server`;
     out.push({
-      start_s: r3(a),
+      start_s: round3(a),
       length_s: lengthS,
       delayed,
-      max_event_ms: r3(maxEvent),
-      max_statement_ms: r3(maxStmt),
-      usual_statement_ms: r3(usual),
+      max_event_ms: round3(maxEvent),
+      max_statement_ms: round3(maxStmt),
+      usual_statement_ms: round3(usual),
       cause: server ? 'server' : 'client',
       reason,
     });

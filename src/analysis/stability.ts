@@ -4,7 +4,7 @@
  * seen in each run's own timeline.
  */
 import type { IntervalPoint } from '../metrics/run-result.ts';
-import { coefficientOfVariation, mad, median } from './stats.ts';
+import { coefficientOfVariation, mad, median, round3 } from './stats.ts';
 import type { Stability } from './types.ts';
 
 /** CV at or below this is `stable`. */
@@ -41,10 +41,49 @@ export function findStalls(intervals: readonly IntervalPoint[]): [number, number
   for (let i = 1; i < intervals.length - 1; i++) {
     const p = intervals[i] as IntervalPoint;
     if (p.qps >= STALL_SHARE * reference) continue;
-    const start = Math.round((p.t - p.dur) * 1000) / 1000;
+    const start = round3(p.t - p.dur);
     const last = out[out.length - 1];
     if (last && Math.abs(last[1] - start) < 1e-6) last[1] = p.t;
     else out.push([start, p.t]);
+  }
+  return out;
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/**
+ * A run's timeline as the report draws it: trailing intervals shorter than a fifth of the typical one left
+ * out (a rate over 1 ms is noise). Read defensively (a missing number counts as 0): the report reads
+ * hand-edited and truncated documents.
+ */
+export function drawableIntervals(intervals: readonly IntervalPoint[]): IntervalPoint[] {
+  const typical = median(intervals.map((p) => num(p.dur)));
+  let end = intervals.length;
+  while (end > 0 && num(intervals[end - 1]!.dur) < typical * 0.2) end--;
+  return intervals.slice(0, end);
+}
+
+/**
+ * The stalls the report marks on the timeline of a plain run (a sweep's runs carry `findStalls`'s verdicts
+ * in their document): drawable intervals (`drawableIntervals`, those with a duration) whose throughput
+ * falls below STALL_SHARE of their median, merged into ranges. It differs from `findStalls` on purpose and
+ * is kept apart so that neither changes what it has always shown: it counts the first and the last
+ * interval too (a timeline shows a run that starts or ends stalled; a verdict must not blame ramp-up or the
+ * tail), leaves out a short trailing interval first, does not round the start, and needs three drawable
+ * intervals rather than three intervals.
+ */
+export function findTimelineStalls(intervals: readonly IntervalPoint[]): [number, number][] {
+  const full = drawableIntervals(intervals).filter((p) => num(p.dur) > 0);
+  if (full.length < 3) return [];
+  const m = median(full.map((p) => num(p.qps)));
+  if (m <= 0) return [];
+  const out: [number, number][] = [];
+  for (const p of full) {
+    if (num(p.qps) >= m * STALL_SHARE) continue;
+    const start = num(p.t) - num(p.dur);
+    const last = out[out.length - 1];
+    if (last && Math.abs(last[1] - start) < 1e-6) last[1] = num(p.t);
+    else out.push([start, num(p.t)]);
   }
   return out;
 }

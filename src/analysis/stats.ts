@@ -4,6 +4,9 @@
  * their exact definitions (sample standard deviation, unscaled MAD) matter to the verdicts built on them.
  */
 
+/** Rounded to three decimals (milliseconds of a second, microseconds of a millisecond), as documents store times. */
+export const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
 /** Median; NaN for an empty array. */
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return Number.NaN;

@@ -16,9 +16,8 @@ import type { LiveView, TypeAccumulator } from '../engine/engine.ts';
 import type { StageAccumulator } from '../engine/stage-acc.ts';
 import { summarize } from '../metrics/histogram.ts';
 import type { LatencySummary, RunResult, ThresholdResult } from '../metrics/run-result.ts';
+import { round3 } from './stats.ts';
 import { holds, isLatency, percentileOf, type ThresholdSpec } from './threshold-spec.ts';
-
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 interface Figures {
   latency: LatencySummary | undefined;
@@ -75,7 +74,7 @@ export function thresholdValue(r: RunResult, t: ThresholdSpec): number | string 
     const tried = f.count + f.errors;
     // of the statements tried (events when there is no statement filter): a share in percent
     const q = t.statement === undefined ? queriesOf(r, t) + f.errors : tried;
-    return q > 0 ? r3((f.errors / q) * 100) : 0;
+    return q > 0 ? round3((f.errors / q) * 100) : 0;
   }
   if (t.metric === 'qps') return f.qps;
   return f.eps ?? 0;
@@ -136,7 +135,7 @@ export function thresholdValueText(t: ThresholdResult): string {
 /** The limit in the threshold's unit, as words (`5 ms`). */
 export function limitText(t: { limit: number; unit: ThresholdResult['unit'] }): string {
   return t.unit === 'ms'
-    ? `${r3(t.limit)} ms`
+    ? `${round3(t.limit)} ms`
     : t.unit === '%'
       ? `${t.limit}%`
       : t.unit === '/s'
@@ -191,7 +190,7 @@ export class ThresholdWatch {
     if (hist === undefined || count === 0) return undefined;
     if (t.metric === 'max') {
       const maxMs = hist.maxValue / 1000;
-      return holds(maxMs, t.op, t.limit) ? undefined : `one took ${r3(maxMs)} ms`;
+      return holds(maxMs, t.op, t.limit) ? undefined : `one took ${round3(maxMs)} ms`;
     }
     const q = percentileOf(t.metric);
     if (q === 0) return undefined;
@@ -223,7 +222,7 @@ function stageValue(s: StageAccumulator, t: ThresholdSpec): number | undefined {
     const errors = ty?.errors ?? s.errors;
     if (t.unit === 'count') return errors;
     const tried = (ty?.count ?? s.queries) + errors;
-    return tried > 0 ? r3((errors / tried) * 100) : 0;
+    return tried > 0 ? round3((errors / tried) * 100) : 0;
   }
   if (t.metric === 'qps') return el > 0 ? Math.round(((ty?.count ?? s.queries) / el) * 100) / 100 : 0;
   return el > 0 ? Math.round((s.events / el) * 100) / 100 : 0;

@@ -1,9 +1,11 @@
 /**
  * The report model: everything the HTML, Markdown and image outputs show, gathered once from the inputs.
  * It reads run, sweep and compare documents defensively (a hand-edited or truncated file gives notes, not
- * a crash) and never computes statistics of its own beyond medians and ranges for display: ratios and
- * significance come from the compare documents.
+ * a crash) and computes no statistics of its own: the medians, CVs and stalls it shows are analysis's
+ * (`analysis/stats.ts`, `analysis/stability.ts`), ratios and significance come from the compare documents.
  */
+import { drawableIntervals, findTimelineStalls } from '../analysis/stability.ts';
+import { coefficientOfVariation, median } from '../analysis/stats.ts';
 import type { CompareResult, SweepResult } from '../analysis/types.ts';
 import type {
   IntervalPoint,
@@ -154,21 +156,6 @@ const RUN_FIELDS = new Set([
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function cvOf(xs: readonly number[]): number {
-  if (xs.length < 2) return 0;
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (mean === 0) return 0;
-  const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1));
-  return sd / mean;
-}
-
 /** A name that is safe as a file name and an HTML id. */
 export function slug(s: string): string {
   return (
@@ -177,34 +164,6 @@ export function slug(s: string): string {
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-|-$/g, '') || 'x'
   );
-}
-
-/**
- * Intervals whose throughput falls below a tenth of the run's median interval, merged into ranges. Only
- * used to mark plain runs on their timeline; sweep documents carry their own stall verdicts.
- */
-export function findStalls(intervals: readonly IntervalPoint[]): [number, number][] {
-  const full = drawableIntervals(intervals).filter((p) => num(p.dur) > 0);
-  if (full.length < 3) return [];
-  const m = median(full.map((p) => num(p.qps)));
-  if (m <= 0) return [];
-  const out: [number, number][] = [];
-  for (const p of full) {
-    if (num(p.qps) >= m * 0.1) continue;
-    const start = num(p.t) - num(p.dur);
-    const last = out[out.length - 1];
-    if (last && Math.abs(last[1] - start) < 1e-6) last[1] = num(p.t);
-    else out.push([start, num(p.t)]);
-  }
-  return out;
-}
-
-/** Leave out trailing intervals shorter than a fifth of the typical one: a rate over 1 ms is noise. */
-export function drawableIntervals(intervals: readonly IntervalPoint[]): IntervalPoint[] {
-  const typical = median(intervals.map((p) => num(p.dur)));
-  let end = intervals.length;
-  while (end > 0 && num(intervals[end - 1]!.dur) < typical * 0.2) end--;
-  return intervals.slice(0, end);
 }
 
 interface RunRef {
@@ -350,7 +309,7 @@ function seriesOf(repeats: RepeatPoint[], sweeps: Map<string, SweepResult>): Ser
       qps_median: median(qps),
       qps_min: Math.min(...qps),
       qps_max: Math.max(...qps),
-      cv: cvOf(qps),
+      cv: coefficientOfVariation(qps),
       eps_median: median(g.map((p) => p.eps)),
       p50_ms: median(g.map((p) => p.p50_ms)),
       p95_ms: median(g.map((p) => p.p95_ms)),
@@ -378,7 +337,7 @@ const MAX_TIMELINES_PER_LABEL = 4;
 function timelinesOf(label: string, runs: RunRef[], notes: string[]): TimelineView[] {
   const chosen: RunRef[] = [];
   const rep = representative(runs);
-  const stalled = runs.filter((r) => (r.stalls ?? findStalls(r.result.intervals ?? [])).length > 0);
+  const stalled = runs.filter((r) => (r.stalls ?? findTimelineStalls(r.result.intervals ?? [])).length > 0);
   // A plain-run report shows every run; of a sweep, the representative run and those that stalled.
   const candidates = runs.every((r) => r.sweep === undefined) ? runs : [...(rep ? [rep] : []), ...stalled];
   for (const r of candidates) if (!chosen.includes(r)) chosen.push(r);
@@ -399,7 +358,7 @@ function timelinesOf(label: string, runs: RunRef[], notes: string[]): TimelineVi
       repeat: r.repeat,
       intervals: drawn,
       dropped: intervals.length - drawn.length,
-      stalls: r.stalls ?? findStalls(intervals),
+      stalls: r.stalls ?? findTimelineStalls(intervals),
       ...(Array.isArray(r.result.stages) ? { stages: r.result.stages } : {}),
       ...(Array.isArray(r.result.thresholds) ? { thresholds: r.result.thresholds } : {}),
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonErrorOffset, lineColumn } from '../src/cli/json-position.ts';
+import { jsonErrorOffset, lineColumn } from '../src/store/json-position.ts';
 
 test('finds where JSON first goes wrong', () => {
   for (const ok of ['{}', '[]', ' {"a": [1, -2.5e3, true, false, null, "x\\n\\u00e9"]} ', '"s"', '0']) {

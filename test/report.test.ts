@@ -13,9 +13,9 @@ import { reportCharts, throughputChart } from '../src/report/charts.ts';
 import { histogramView } from '../src/report/histogram-view.ts';
 import { renderHtml } from '../src/report/html.ts';
 import { classifyDocument, resolveReportInputs } from '../src/report/inputs.ts';
-import { findJsonFault } from '../src/report/json-error.ts';
 import { buildReportModel } from '../src/report/model.ts';
 import { renderCharts } from '../src/report/render-svg.ts';
+import { findJsonFault } from '../src/store/json-position.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'report');

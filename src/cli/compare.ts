@@ -4,10 +4,19 @@
  */
 import type { Command } from '@commander-js/extra-typings';
 import { Option } from '@commander-js/extra-typings';
-import { CompareInputError, compareSeries, guard, type Metric } from '../analysis/compare.ts';
+import {
+  CompareInputError,
+  compareSeries,
+  guard,
+  type Metric,
+  type Series,
+  seriesFromRuns,
+  seriesFromSweep,
+} from '../analysis/compare.ts';
+import type { RunResult } from '../metrics/run-result.ts';
 import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../report/compare-text.ts';
 import { type LabelledResult, type ProfiledResult, renderProfileComparison } from '../report/profile.ts';
-import { distinctNames, InputResolver, representativeRuns, seriesOf } from './compare-inputs.ts';
+import { DocumentReader, type LoadedInput } from '../store/documents.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
@@ -45,6 +54,43 @@ interface CompareOpts {
   history?: string | boolean;
 }
 
+/** The `Series` compare computes on, from a loaded input. */
+function seriesOf(l: LoadedInput): Series {
+  return l.kind === 'sweep'
+    ? seriesFromSweep(l.name, l.source, l.doc)
+    : seriesFromRuns(l.name, l.source, l.docs);
+}
+
+/** Give every input a distinct name: a repeated one gets ` (2)`, ` (3)` … */
+function distinctNames(series: Series[]): void {
+  const seen = new Map<string, number>();
+  for (const s of series) {
+    const n = (seen.get(s.name) ?? 0) + 1;
+    seen.set(s.name, n);
+    if (n > 1) s.name = `${s.name} (${n})`;
+  }
+}
+
+/**
+ * The run that stands for each input in the side-by-side profile table: at the highest client count all
+ * inputs share, the complete run with the median throughput (its profile is the one typical of the input).
+ */
+function representativeRuns(loaded: readonly LoadedInput[], names: readonly string[]): LabelledResult[] {
+  const runsOf = (l: LoadedInput): RunResult[] =>
+    (l.kind === 'sweep' ? l.doc.points.flatMap((p) => p.runs.map((r) => r.result)) : l.docs).filter(
+      (r): r is RunResult => r !== undefined && r !== null && r.status === 'complete',
+    );
+  const all = loaded.map(runsOf);
+  const counts = all.map((rs) => new Set(rs.map((r) => r.clients)));
+  const common = [...(counts[0] ?? [])].filter((c) => counts.every((s) => s.has(c)));
+  if (common.length === 0) return [];
+  const top = Math.max(...common);
+  return all.map((rs, i) => {
+    const at = rs.filter((r) => r.clients === top).sort((a, b) => a.totals.qps - b.totals.qps);
+    return { label: names[i] ?? loaded[i]!.name, result: at[(at.length - 1) >> 1]! };
+  });
+}
+
 function compareCommand(args: string[], o: CompareOpts): number {
   if (args.length < 1)
     throw new UsageError(
@@ -62,7 +108,7 @@ function compareCommand(args: string[], o: CompareOpts): number {
   if (!render)
     throw new UsageError(`unknown format '${o.format}' for compare`, 'formats: text, markdown, csv, json');
   if (o.out) checkOutputFile(o.out, '--out');
-  const inputs = new InputResolver(o.history);
+  const inputs = new DocumentReader(o.history);
   let result: ReturnType<typeof compareSeries>;
   let profiles: string | undefined;
   try {

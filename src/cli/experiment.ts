@@ -28,9 +28,9 @@ import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { ServerSched } from '../probe/profile-types.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
 import { createProgress } from '../report/progress.ts';
+import { readJsonFile } from '../store/documents.ts';
 import type { History } from '../store/history.ts';
 import { profileSideBySide } from './compare.ts';
-import { readJsonFile } from './compare-inputs.ts';
 import { EXIT, InputError, UsageError, UserError } from './errors.ts';
 import {
   armFingerprint,

@@ -4,21 +4,10 @@ import { Option } from '@commander-js/extra-typings';
 import { renderHistoryList, renderSettings } from '../report/history-text.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { renderRunText } from '../report/text.ts';
-import { History, HistoryError } from '../store/history.ts';
-import { historyPathFrom } from '../store/history-path.ts';
-import { EXIT, InputError, UsageError } from './errors.ts';
+import { DocumentReader } from '../store/documents.ts';
+import { EXIT, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
-
-function openForRead(opt: string | undefined): History {
-  const file = historyPathFrom(opt);
-  try {
-    return History.open(file as string, { create: false });
-  } catch (e) {
-    if (e instanceof HistoryError) throw new InputError(e.message, e.hint);
-    throw e;
-  }
-}
 
 function checkFormat(f: string): void {
   if (f !== 'text' && f !== 'json') throw new UsageError(`unknown format '${f}'`, 'formats: text, json');
@@ -41,9 +30,9 @@ export function registerHistory(program: Command, setExit: (code: number) => voi
     .option('--debug', 'print stack traces of errors')
     .action((o) => {
       checkFormat(o.format);
-      const h = openForRead(o.history);
+      const reader = new DocumentReader(o.history);
       try {
-        const entries = h.list({
+        const entries = reader.history().list({
           ...(o.label !== undefined ? { label: o.label } : {}),
           ...(o.workload !== undefined ? { workload: o.workload } : {}),
           ...(o.kind !== undefined ? { kind: o.kind } : {}),
@@ -54,7 +43,7 @@ export function registerHistory(program: Command, setExit: (code: number) => voi
           o.format === 'json' ? `${JSON.stringify(entries, null, 2)}\n` : renderHistoryList(entries),
         );
       } finally {
-        h.close();
+        reader.close();
       }
       setExit(EXIT.ok);
     });
@@ -71,15 +60,9 @@ export function registerHistory(program: Command, setExit: (code: number) => voi
       if (!/^\d+$/.test(idArg))
         throw new UsageError(`show expects a numeric id, got '${idArg}'`, 'see dbsmack history');
       const id = Number(idArg);
-      const h = openForRead(o.history);
+      const reader = new DocumentReader(o.history);
       try {
-        const e = h.entry(id);
-        if (!e)
-          throw new InputError(
-            `no run or sweep with id ${id} in the history ${h.path}`,
-            'see dbsmack history --all',
-          );
-        const doc = e.kind === 'sweep' ? h.sweep(id)! : h.run(id)!;
+        const { entry: e, doc } = reader.recorded(id);
         if (o.format === 'json') {
           process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
         } else {
@@ -96,7 +79,7 @@ export function registerHistory(program: Command, setExit: (code: number) => voi
           }
         }
       } finally {
-        h.close();
+        reader.close();
       }
       setExit(EXIT.ok);
     });

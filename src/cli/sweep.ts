@@ -17,7 +17,7 @@ import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
-import { readJsonFile } from './compare-inputs.ts';
+import { readJsonFile } from '../store/documents.ts';
 import { EXIT, InputError, UsageError } from './errors.ts';
 import { helpDefault, workloadHelp } from './help.ts';
 import {

@@ -1,11 +1,10 @@
 /**
  * What `dbsmack report` reads. Every input is resolved by `resolveReportInputs`, the one place that turns
  * command-line words into documents: JSON files of the run, sweep or compare schema, and history ids and
- * labels (looked up as `dbsmack compare` looks them up). When two or more labels are given and no
- * comparison among them, the comparison is computed here by the same code as `dbsmack compare`, so the
+ * labels, read by `store/documents.ts` as `dbsmack compare` reads them. When two or more labels are given
+ * and no comparison among them, the comparison is computed here by the same code as `dbsmack compare`, so the
  * report's ratio table is the one compare prints.
  */
-import { readFileSync } from 'node:fs';
 import {
   CompareInputError,
   compareSeries,
@@ -16,11 +15,14 @@ import {
 } from '../analysis/compare.ts';
 import { EXPERIMENT_SCHEMA } from '../analysis/experiment.ts';
 import { COMPARE_SCHEMA, type CompareResult, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
-import { experimentInputs, InputResolver, isFileArgument } from '../cli/compare-inputs.ts';
-import { InputError } from '../cli/errors.ts';
-import { lineColumn } from '../cli/json-position.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
-import { findJsonFault } from './json-error.ts';
+import {
+  DocumentReader,
+  experimentInputs,
+  isFileArgument,
+  REPORT_INPUT,
+  readJsonFile,
+} from '../store/documents.ts';
 
 export type ReportInput =
   | { kind: 'run'; source: string; doc: RunResult }
@@ -38,20 +40,6 @@ const KNOWN: Record<string, ReportInput['kind']> = {
   [SWEEP_SCHEMA]: 'sweep',
   [COMPARE_SCHEMA]: 'compare',
 };
-
-/** Parse JSON and name FILE:LINE:COLUMN when it is malformed. */
-export function parseJsonFile(source: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    const fault = findJsonFault(text);
-    const where = fault ? `${source}:${lineColumn(text, fault.offset)}` : source;
-    throw new InputError(
-      `${where}: not valid JSON: ${fault?.message ?? (e as Error).message}`,
-      'pass a file written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',
-    );
-  }
-}
 
 /**
  * Classify one parsed document. Unknown schemas and other versions of ours are skipped with a reason
@@ -96,20 +84,6 @@ export interface ResolveReportOptions {
   /** Significance level and bootstrap seed of a computed comparison, as `dbsmack compare` takes them. */
   alpha?: number;
   seed?: number;
-}
-
-function readFileInput(arg: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(arg, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(
-      `cannot read ${arg}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message}`,
-      'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`, a history id or a label',
-    );
-  }
-  return parseJsonFile(arg, text);
 }
 
 /** The label a run goes by in the report (the model groups by it; a computed comparison must agree). */
@@ -166,11 +140,11 @@ export async function resolveReportInputs(
   o: ResolveReportOptions = {},
 ): Promise<ReportInputs> {
   const out: ReportInputs = { inputs: [], skipped: [] };
-  const history = new InputResolver(o.history);
+  const history = new DocumentReader(o.history);
   try {
     for (const arg of args) {
       if (isFileArgument(arg)) {
-        const parsed = readFileInput(arg);
+        const parsed = readJsonFile(arg, REPORT_INPUT);
         // an experiment document: its arms, as sweeps (baseline first)
         const arms = experimentInputs(arg, parsed);
         if (arms) {

@@ -1,40 +1,76 @@
 /**
- * What `compare` compares: each argument is a JSON file (a RunResult, a sweep, or an array of RunResults),
- * a history id (`12`), or a history label (`nightly`, or `label:12` for a label that looks like an id).
- * A label means its newest sweep, or, when no sweep has it, every standalone run with it pooled by client
- * count (repeat `dbsmack run --label L` to build one up).
+ * The one reader of result documents, below the commands and the reports: JSON files (a RunResult, a
+ * sweep, an array of RunResults, an experiment) and the history's ids (`12`) and labels (`nightly`, or
+ * `label:12` for a label that looks like an id). `compare`, `report`, `show`, `sweep --resume` and
+ * `experiment` all read through here. A label means its newest sweep, or, when no sweep has it, every
+ * standalone run with it pooled by client count (repeat `dbsmack run --label L` to build one up).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { type Series, seriesFromRuns, seriesFromSweep } from '../analysis/compare.ts';
 import { EXPERIMENT_SCHEMA, experimentSweeps, isExperimentDocument } from '../analysis/experiment.ts';
 import { COMPARE_SCHEMA, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
+import { InputError, UsageError } from '../cli/errors.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
-import type { LabelledResult } from '../report/profile.ts';
-import { History, HistoryError } from '../store/history.ts';
-import { historyPathFrom } from '../store/history-path.ts';
-import { InputError, UsageError } from './errors.ts';
-import { jsonErrorOffset, lineColumn } from './json-position.ts';
+import { History, type HistoryEntry, HistoryError } from './history.ts';
+import { historyPathFrom } from './history-path.ts';
+import { findJsonFault, lineColumn } from './json-position.ts';
+
+/**
+ * How a reader words a file it cannot read or parse. Two wordings are in use and kept as they are: the
+ * commands that read a result they go on with (compare, `sweep --resume`, experiment: `RESULT_FILE`) and
+ * `report`, which reads whatever it is given (`REPORT_INPUT`).
+ */
+export interface JsonFileWords {
+  /** The fault in the words of JSON.parse (`parser`) or of the scanner of json-position.ts (`scanner`). */
+  fault: 'parser' | 'scanner';
+  /** The hint below a file that is not valid JSON. */
+  notJsonHint: string;
+  /** When set: an unreadable file's reason in short words (no such file, is a directory), and this hint. */
+  unreadableHint?: string;
+}
+
+export const RESULT_FILE: JsonFileWords = {
+  fault: 'parser',
+  notJsonHint: 'compare takes a run (--out of dbsmack run) or a sweep (--out of dbsmack sweep)',
+};
+
+export const REPORT_INPUT: JsonFileWords = {
+  fault: 'scanner',
+  notJsonHint: 'pass a file written by `dbsmack run --out`, `dbsmack sweep` or `dbsmack compare`',
+  unreadableHint:
+    'INPUT is a JSON file from `dbsmack run --out`, `dbsmack sweep --out` or `dbsmack compare --out`, a history id or a label',
+};
 
 /** Parse a JSON file; a syntax error names FILE:LINE:COLUMN. */
-export function readJsonFile(file: string): unknown {
+export function readJsonFile(file: string, words: JsonFileWords = RESULT_FILE): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read ${file}: ${(e as Error).message}`);
+    if (words.unreadableHint === undefined)
+      throw new InputError(`cannot read ${file}: ${(e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(
+      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message}`,
+      words.unreadableHint,
+    );
   }
   try {
     return JSON.parse(text);
   } catch (e) {
+    const fault = findJsonFault(text);
+    if (words.fault === 'scanner') {
+      const where = fault ? `${file}:${lineColumn(text, fault.offset)}` : file;
+      throw new InputError(
+        `${where}: not valid JSON: ${fault?.message ?? (e as Error).message}`,
+        words.notJsonHint,
+      );
+    }
     const msg = (e as Error).message
       .replace(/, (\.\.\.)?"[\s\S]*" is not valid JSON$/, '')
       .replace(/ in JSON at position \d+.*$/, '');
-    const where = lineColumn(text, jsonErrorOffset(text) ?? text.length);
-    throw new InputError(
-      `${file}:${where}: not valid JSON: ${msg}`,
-      'compare takes a run (--out of dbsmack run) or a sweep (--out of dbsmack sweep)',
-    );
+    const where = lineColumn(text, fault?.offset ?? text.length);
+    throw new InputError(`${file}:${where}: not valid JSON: ${msg}`, words.notJsonHint);
   }
 }
 
@@ -43,18 +79,11 @@ const isRun = (x: unknown): x is RunResult =>
 
 /**
  * What one argument names, as documents: a sweep, or runs pooled by client count. `compare` turns it into a
- * `Series`; `report` draws the documents themselves.
+ * `Series` (`seriesOf` in cli/compare.ts); `report` draws the documents themselves.
  */
 export type LoadedInput =
   | { kind: 'sweep'; name: string; source: string; doc: SweepResult }
   | { kind: 'runs'; name: string; source: string; docs: RunResult[] };
-
-/** The `Series` compare computes on, from a loaded input. */
-export function seriesOf(l: LoadedInput): Series {
-  return l.kind === 'sweep'
-    ? seriesFromSweep(l.name, l.source, l.doc)
-    : seriesFromRuns(l.name, l.source, l.docs);
-}
 
 function loadDoc(file: string, doc: unknown): LoadedInput {
   const base = path.basename(file);
@@ -119,34 +148,56 @@ export function isFileArgument(arg: string): boolean {
   return isFile || (/\.json$/i.test(arg) && !arg.startsWith('label:'));
 }
 
-/** Loads inputs, opening the history only when an argument needs it. */
-export class InputResolver {
-  private history: History | undefined;
+/**
+ * Reads result documents from files and the history, opening the history only when an argument needs it
+ * (`--history PATH`, false for `--no-history`, undefined for the default). Close it when done.
+ */
+export class DocumentReader {
+  private opened: History | undefined;
   constructor(private readonly historyOpt: string | boolean | undefined) {}
 
-  private openHistory(what: string): History {
-    if (this.history) return this.history;
+  /**
+   * The history, opened for reading. `what` is the argument that sent us there (a file it is not), which
+   * its errors then name; without it (`show`, `history`) they are the history's own.
+   */
+  private openHistory(what?: string): History {
+    if (this.opened) return this.opened;
     const file = historyPathFrom(this.historyOpt);
-    if (file === undefined)
+    if (file === undefined && what !== undefined)
       throw new UsageError(`'${what}' is not a file, and --no-history leaves no history to look it up in`);
     try {
-      this.history = History.open(file, { create: false });
+      this.opened = History.open(file as string, { create: false });
     } catch (e) {
       if (e instanceof HistoryError) {
-        throw new InputError(`'${what}' is not a file, and ${e.message}`, e.hint);
+        throw new InputError(
+          what === undefined ? e.message : `'${what}' is not a file, and ${e.message}`,
+          e.hint,
+        );
       }
       throw e;
     }
-    return this.history;
+    return this.opened;
+  }
+
+  /** The history itself (`dbsmack history` lists it). */
+  history(): History {
+    return this.openHistory();
+  }
+
+  /** The run or sweep recorded under `id`, with its entry; `what` as for the history's errors. */
+  recorded(id: number, what?: string): { entry: HistoryEntry; doc: RunResult | SweepResult } {
+    const h = this.openHistory(what);
+    const entry = h.entry(id);
+    if (!entry)
+      throw new InputError(
+        `no run or sweep with id ${id} in the history ${h.path}`,
+        'see dbsmack history --all',
+      );
+    return { entry, doc: entry.kind === 'sweep' ? h.sweep(id)! : h.run(id)! };
   }
 
   close(): void {
-    this.history?.close();
-  }
-
-  /** Resolve an argument to the series compare computes on. */
-  resolve(arg: string): Series {
-    return seriesOf(this.load(arg));
+    this.opened?.close();
   }
 
   /**
@@ -185,17 +236,11 @@ export class InputResolver {
       return loadDoc(arg, doc);
     }
     if (/^\d+$/.test(arg)) {
-      const h = this.openHistory(arg);
       const id = Number(arg);
-      const e = h.entry(id);
-      if (!e)
-        throw new InputError(
-          `no run or sweep with id ${id} in the history ${h.path}`,
-          'see dbsmack history --all',
-        );
+      const { entry: e, doc } = this.recorded(id, arg);
       const name = `${e.label ?? e.kind}#${id}`;
-      if (e.kind === 'sweep') return { kind: 'sweep', name, source: `sweep ${id}`, doc: h.sweep(id)! };
-      return { kind: 'runs', name, source: `run ${id}`, docs: [h.run(id)!] };
+      if (e.kind === 'sweep') return { kind: 'sweep', name, source: `sweep ${id}`, doc: doc as SweepResult };
+      return { kind: 'runs', name, source: `run ${id}`, docs: [doc as RunResult] };
     }
     const label = arg.startsWith('label:') ? arg.slice(6) : arg;
     const h = this.openHistory(arg);
@@ -223,37 +268,4 @@ export class InputResolver {
         : 'the history has no labelled runs yet (--label NAME)',
     );
   }
-}
-
-/** Give every input a distinct name: a repeated one gets ` (2)`, ` (3)` … */
-export function distinctNames(series: Series[]): void {
-  const seen = new Map<string, number>();
-  for (const s of series) {
-    const n = (seen.get(s.name) ?? 0) + 1;
-    seen.set(s.name, n);
-    if (n > 1) s.name = `${s.name} (${n})`;
-  }
-}
-
-/**
- * The run that stands for each input in the side-by-side profile table: at the highest client count all
- * inputs share, the complete run with the median throughput (its profile is the one typical of the input).
- */
-export function representativeRuns(
-  loaded: readonly LoadedInput[],
-  names: readonly string[],
-): LabelledResult[] {
-  const runsOf = (l: LoadedInput): RunResult[] =>
-    (l.kind === 'sweep' ? l.doc.points.flatMap((p) => p.runs.map((r) => r.result)) : l.docs).filter(
-      (r): r is RunResult => r !== undefined && r !== null && r.status === 'complete',
-    );
-  const all = loaded.map(runsOf);
-  const counts = all.map((rs) => new Set(rs.map((r) => r.clients)));
-  const common = [...(counts[0] ?? [])].filter((c) => counts.every((s) => s.has(c)));
-  if (common.length === 0) return [];
-  const top = Math.max(...common);
-  return all.map((rs, i) => {
-    const at = rs.filter((r) => r.clients === top).sort((a, b) => a.totals.qps - b.totals.qps);
-    return { label: names[i] ?? loaded[i]!.name, result: at[(at.length - 1) >> 1]! };
-  });
 }

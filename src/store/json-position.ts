@@ -1,6 +1,7 @@
 /**
- * Where a JSON text first goes wrong. Node 20's JSON.parse often names no position ("Unexpected token
- * 'o', ..."), so a small scanner finds the offset to report as FILE:LINE:COLUMN.
+ * Where a JSON text first goes wrong, as FILE:LINE:COLUMN material. Node 20's JSON.parse often names no
+ * position ("Unexpected token 'o', ..."), so a small scanner finds the offset (and says what it expected);
+ * `documents.ts` words the errors of every result document dbsmack reads.
  */
 
 export interface JsonFault {
@@ -126,4 +127,16 @@ export function findJsonFault(text: string): JsonFault | undefined {
     if (typeof e === 'object' && e !== null && 'offset' in e) return e as JsonFault;
     throw e;
   }
+}
+
+/** Offset of the first syntax error in `text`, or undefined when it is valid JSON. */
+export function jsonErrorOffset(text: string): number | undefined {
+  return findJsonFault(text)?.offset;
+}
+
+/** 1-based `LINE:COLUMN` of an offset. */
+export function lineColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `${line}:${offset - before.lastIndexOf('\n')}`;
 }

@@ -6,7 +6,6 @@
  */
 import type { RunResult } from '../metrics/run-result.ts';
 import type { ServerSched } from '../probe/profile-types.ts';
-import { describeSched } from '../report/profile.ts';
 import { bootstrapRatioOfMedians } from './bootstrap.ts';
 import { mannWhitney, minimumP } from './mann-whitney.ts';
 import { median } from './stats.ts';
@@ -47,6 +46,21 @@ function flatten(
     if (v === undefined || v === null) continue;
     out[`${prefix}${k}`] = typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
+}
+
+/**
+ * What a scheduling request asked for, in words: `nice 5, policy fifo 10, cpus 0`. A fact of the differences
+ * table (`server.scheduling`), which the report's settings table and profile lines show in the same words.
+ */
+export function describeSched(s: ServerSched | undefined): string {
+  if (s === undefined) return 'as found';
+  const r = s.requested;
+  const parts: string[] = [];
+  if (r.nice !== undefined) parts.push(`nice ${r.nice}`);
+  if (r.policy !== undefined)
+    parts.push(`policy ${r.policy}${r.priority !== undefined ? ` ${r.priority}` : ''}`);
+  if (r.cpus !== undefined) parts.push(`cpus ${r.cpus}`);
+  return `${parts.join(', ')}${s.applied ? '' : ' (NOT applied)'}`;
 }
 
 /** What a run ran on and with: the keys of the differences table. */

@@ -4,6 +4,7 @@
  * a crash) and computes no statistics of its own: the medians, CVs and stalls it shows are analysis's
  * (`analysis/stats.ts`, `analysis/stability.ts`), ratios and significance come from the compare documents.
  */
+import { describeSched } from '../analysis/compare.ts';
 import { drawableIntervals, findTimelineStalls } from '../analysis/stability.ts';
 import { coefficientOfVariation, median } from '../analysis/stats.ts';
 import type { CompareResult, SweepResult } from '../analysis/types.ts';
@@ -16,7 +17,7 @@ import type {
 } from '../metrics/run-result.ts';
 import { type HistogramView, histogramView } from './histogram-view.ts';
 import { type ReportInput, type ReportInputs, reportRunLabel } from './inputs.ts';
-import { describeSched, type LabelledResult, type ProfiledResult } from './profile.ts';
+import type { LabelledResult, ProfiledResult } from './profile.ts';
 
 /** One measured run, as the charts need it. */
 export interface RepeatPoint {

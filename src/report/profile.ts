@@ -3,6 +3,7 @@
  * (`renderProfileText`), one line per run for sweeps (`profileSummaryLine`), and several runs side by side
  * for `compare` (`renderProfileComparison`). Pure functions of RunResults.
  */
+import { describeSched } from '../analysis/compare.ts';
 import type { SweepResult } from '../analysis/types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import type {
@@ -32,18 +33,6 @@ const isCond = (event: string): boolean => event.startsWith('wait/synch/cond/');
 const f1 = (v: number): string => v.toFixed(1);
 const f2 = (v: number): string => v.toFixed(2);
 const pctOf = (share: number): string => `${(share * 100).toFixed(1)}%`;
-
-/** What a scheduling request asked for, in words: `nice 5, policy fifo 10, cpus 0`. */
-export function describeSched(s: ServerSched | undefined): string {
-  if (s === undefined) return 'as found';
-  const r = s.requested;
-  const parts: string[] = [];
-  if (r.nice !== undefined) parts.push(`nice ${r.nice}`);
-  if (r.policy !== undefined)
-    parts.push(`policy ${r.policy}${r.priority !== undefined ? ` ${r.priority}` : ''}`);
-  if (r.cpus !== undefined) parts.push(`cpus ${r.cpus}`);
-  return `${parts.join(', ')}${s.applied ? '' : ' (NOT applied)'}`;
-}
 
 function schedLine(s: ServerSched): string {
   const where = s.pid !== undefined ? ` to ${s.threads} threads of pid ${s.pid}` : '';

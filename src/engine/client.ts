@@ -5,12 +5,12 @@
 import { asDbError, DbError } from '../driver/errors.ts';
 import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
 import { nowUs } from '../metrics/clock.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
 import { SeededRandom } from '../workload/random.ts';
 import type {
   ClientContext,
   ClientHandler,
   Statement,
-  StatementKind,
   StatementOptions,
   Workload,
 } from '../workload/types.ts';

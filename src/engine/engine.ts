@@ -15,8 +15,8 @@ import {
   percentileMs,
   summarize,
 } from '../metrics/histogram.ts';
+import { countByKind, type StatementKind } from '../metrics/kinds.ts';
 import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
-import type { StatementKind } from '../workload/types.ts';
 import {
   type ClientSummary,
   type CounterSnapshot,
@@ -423,15 +423,13 @@ export class Engine {
           others: 0,
         };
         for (const s of acc.snap) {
+          // as sysbench counts: a write that changed no row is "other"
+          const k = countByKind(s.types);
+          p.reads += k.read;
+          p.writes += k.write;
+          p.others += k.other;
           for (const t of s.types) {
             p.queries += t.count;
-            if (t.kind === 'read') p.reads += t.count;
-            else if (t.kind === 'write') {
-              // as sysbench counts: a write that changed no row is "other"
-              const z = t.zero ?? 0;
-              p.writes += t.count - z;
-              p.others += z;
-            } else p.others += t.count;
             if (t.hist) stmt.add(decodeHistogram(t.hist));
           }
           p.events += s.events;

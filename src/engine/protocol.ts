@@ -5,7 +5,8 @@
  */
 import type { SerializedDbError } from '../driver/errors.ts';
 import type { Target } from '../driver/types.ts';
-import type { StatementKind, WorkloadRef } from '../workload/types.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
+import type { WorkloadRef } from '../workload/types.ts';
 
 /** Int32 slots of the shared control array. */
 export const CTRL_STOP = 0; // 1 = stop before the next event

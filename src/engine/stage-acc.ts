@@ -3,7 +3,7 @@
  * that belong to it (stage lengths are whole multiples of the report interval).
  */
 import { decodeHistogram, type Histogram, mergingHistogram } from '../metrics/histogram.ts';
-import type { StatementKind } from '../workload/types.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
 import type { CounterSnapshot, StagePlan } from './protocol.ts';
 import { stageAt } from './stages.ts';
 

@@ -5,7 +5,8 @@
  */
 import type { DriverName } from '../driver/types.ts';
 import type { ProfileData, ServerSched } from '../probe/profile-types.ts';
-import type { StatementKind } from '../workload/types.ts';
+import type { StatementKind } from './kinds.ts';
+import type { PgbenchFigures } from './pgbench-figures.ts';
 
 export const RUN_SCHEMA = 'dbsmack/run@1';
 
@@ -309,8 +310,8 @@ export interface RunResult {
   steps?: Record<string, { count: number; latency_ms: LatencySummary; histogram: string }>;
   /** Connections opened for events (`connectPerEvent`, pgbench -C): how many, and the time each took (close + open). */
   event_connects?: { count: number; total_ms: number; latency_ms: LatencySummary };
-  /** pgbench's own figures of a pgbench script run (src/workload/pgbench/result.ts). */
-  pgbench?: import('../workload/pgbench/result.ts').PgbenchFigures;
+  /** pgbench's own figures of a pgbench script run (src/workload/pgbench/result.ts computes them). */
+  pgbench?: PgbenchFigures;
   /** `--profile`: server waits, the server's threads, load (src/probe/profile-types.ts). */
   profile?: ProfileData;
   /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */

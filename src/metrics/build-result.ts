@@ -1,8 +1,7 @@
 import type { Target } from '../driver/types.ts';
-import type { EngineOutcome } from '../engine/engine.ts';
-import type { StageAccumulator } from '../engine/stage-acc.ts';
 import { captureEnv } from '../probe/env.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
+import type { EngineOutcome, StageAccumulator } from './outcome.ts';
 import {
   RUN_SCHEMA,
   type RunResult,

@@ -4,9 +4,9 @@
  * Transactions are events; ignored errors are the errors after which the event was re-run or skipped;
  * latency min/avg/max/sum and the percentile are per event; fairness is over clients.
  */
-import type { EngineOutcome } from '../engine/engine.ts';
 import { percentileMs, summarize } from './histogram.ts';
 import { countByKind } from './kinds.ts';
+import type { EngineOutcome } from './outcome.ts';
 import type { RateResult, SysbenchCounts } from './run-result.ts';
 
 const r = (v: number, d = 4): number => Math.round(v * 10 ** d) / 10 ** d;

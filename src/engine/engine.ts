@@ -16,7 +16,7 @@ import {
   summarize,
 } from '../metrics/histogram.ts';
 import { countByKind } from '../metrics/kinds.ts';
-import type { ClientSummary, EngineOutcome, StageAccumulator, TypeAccumulator } from '../metrics/outcome.ts';
+import type { ClientSummary, EngineOutcome, LiveView, TypeAccumulator } from '../metrics/outcome.ts';
 import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
 import {
   type CounterSnapshot,
@@ -34,16 +34,6 @@ import { StageFigures } from './stage-acc.ts';
 export interface LiveTotals {
   types: ReadonlyMap<string, TypeAccumulator>;
   events: { readonly count: number; readonly hist: Histogram };
-}
-
-/** What a live check (`--threshold-abort`) sees after each complete interval: the run so far. */
-export interface LiveView {
-  plan: RunPlan;
-  events: { count: number; hist: Histogram };
-  types: ReadonlyMap<string, TypeAccumulator>;
-  /** Errors so far (all kinds). */
-  errors: number;
-  stages: readonly StageAccumulator[] | undefined;
 }
 
 export interface EngineHooks {

@@ -1,7 +1,8 @@
 /**
  * The engine's merged outcome of a run, as `buildRunResult` turns it into the RunResult: totals, histograms
- * and the plan's figures. Below the engine, so that the builders read it without importing the engine; the
- * engine fills it (engine/engine.ts), the stage figures are merged by engine/stage-acc.ts.
+ * and the plan's figures; and `LiveView`, the run so far as a live check (`--threshold-abort`) sees it. Below
+ * the engine, so that the builders and the checks read them without importing the engine; the engine fills
+ * them (engine/engine.ts), the stage figures are merged by engine/stage-acc.ts.
  */
 import type { DbError } from '../driver/errors.ts';
 import type { Histogram } from './histogram.ts';
@@ -123,4 +124,14 @@ export interface EngineOutcome {
   steps: Map<string, { count: number; hist: Histogram }>;
   /** Connections opened for events (`connectPerEvent`), in µs; empty otherwise. */
   eventConnects: Histogram;
+}
+
+/** What a live check (`--threshold-abort`) sees after each complete interval: the run so far. */
+export interface LiveView {
+  plan: MeasurePlan;
+  events: { count: number; hist: Histogram };
+  types: ReadonlyMap<string, TypeAccumulator>;
+  /** Errors so far (all kinds). */
+  errors: number;
+  stages: readonly StageAccumulator[] | undefined;
 }

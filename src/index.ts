@@ -5,6 +5,7 @@
 export { UsageError } from './cli/errors.ts';
 export { DbError } from './driver/errors.ts';
 export type { Connection, DriverName, PreparedStatement, Row, Target } from './driver/types.ts';
+export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
 export { defineWorkload } from './workload/define.ts';
 export {
@@ -29,7 +30,6 @@ export type {
   OptionSpec,
   Random,
   Statement,
-  StatementKind,
   StatementOptions,
   Workload,
 } from './workload/types.ts';

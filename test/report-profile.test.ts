@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ProfileData, ServerSched, ThreadStat } from '../src/metrics/profile-types.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { PERFORMANCE_SCHEMA_HINT } from '../src/probe/mysql-waits.ts';
-import type { ProfileData, ServerSched, ThreadStat } from '../src/probe/profile-types.ts';
 import { getFormat } from '../src/report/formats.ts';
 import { profileSummaryLine, renderProfileComparison, renderProfileText } from '../src/report/profile.ts';
 

@@ -4,8 +4,9 @@
  * both the test and the interval show a difference. Inputs are `Series`: samples per client count, however
  * they were loaded (history label, run id, JSON file).
  */
+
+import type { ServerSched } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
-import type { ServerSched } from '../probe/profile-types.ts';
 import { bootstrapRatioOfMedians } from './bootstrap.ts';
 import { mannWhitney, minimumP } from './mann-whitney.ts';
 import { median } from './stats.ts';

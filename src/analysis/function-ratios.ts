@@ -4,8 +4,8 @@
  * open_table". Rates are per second of each run's code-profile window, so windows of different lengths
  * compare; a function the base never showed gets no ratio (Infinity), one the candidate never showed 0.
  */
-import type { ProfileData } from '../probe/profile-types.ts';
-import type { CodeProfileFields, FunctionCount } from '../probe/stacks-types.ts';
+import type { ProfileData } from '../metrics/profile-types.ts';
+import type { CodeProfileFields, FunctionCount } from '../metrics/stacks-types.ts';
 
 type CodeProfiled = { profile?: ProfileData & CodeProfileFields };
 

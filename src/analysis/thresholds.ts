@@ -12,9 +12,8 @@
  *   × clients): it fails once more events than (100−Q)% of that bound were slower than L.
  * Everything else (qps, tps, error percentages, percentiles of a run limited by time) is judged at the end.
  */
-import type { LiveView, TypeAccumulator } from '../engine/engine.ts';
-import type { StageAccumulator } from '../engine/stage-acc.ts';
 import { summarize } from '../metrics/histogram.ts';
+import type { LiveView, StageAccumulator, TypeAccumulator } from '../metrics/outcome.ts';
 import type { LatencySummary, RunResult, ThresholdResult } from '../metrics/run-result.ts';
 import { round3 } from './stats.ts';
 import { holds, isLatency, percentileOf, type ThresholdSpec } from './threshold-spec.ts';

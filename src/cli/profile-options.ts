@@ -5,8 +5,8 @@
  */
 import { Option } from '@commander-js/extra-typings';
 import type { RunProbe } from '../engine/run-once.ts';
+import type { SchedRequest } from '../metrics/profile-types.ts';
 import { ProfileProbe } from '../probe/profile-probe.ts';
-import type { SchedRequest } from '../probe/profile-types.ts';
 import { expandCpuList, POLICIES, SchedProbe } from '../probe/server-sched.ts';
 import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';

@@ -5,17 +5,18 @@
 import { asDbError, DbError } from '../driver/errors.ts';
 import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
 import { nowUs } from '../metrics/clock.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
+import type { ClientSummary } from '../metrics/outcome.ts';
 import { SeededRandom } from '../workload/random.ts';
 import type {
   ClientContext,
   ClientHandler,
   Statement,
-  StatementKind,
   StatementOptions,
   Workload,
 } from '../workload/types.ts';
 import { sleep } from './io.ts';
-import { type ClientSummary, CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
+import { CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
 import type { RateSchedule } from './rate.ts';
 import type { Recorder } from './recorder.ts';
 

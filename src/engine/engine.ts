@@ -1,7 +1,7 @@
 /**
  * The engine: spreads the clients of a run over load workers, starts them together, merges their interval
  * snapshots into the timeline and the totals, enforces the deadline and stop requests, and hands the raw
- * outcome to `buildRunResult`.
+ * outcome (`EngineOutcome`, metrics/outcome.ts) to `buildRunResult`.
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -15,10 +15,10 @@ import {
   percentileMs,
   summarize,
 } from '../metrics/histogram.ts';
+import { countByKind } from '../metrics/kinds.ts';
+import type { ClientSummary, EngineOutcome, LiveView, TypeAccumulator } from '../metrics/outcome.ts';
 import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
-import type { StatementKind } from '../workload/types.ts';
 import {
-  type ClientSummary,
   type CounterSnapshot,
   CTRL_SIZE,
   CTRL_STOP,
@@ -28,66 +28,12 @@ import {
   type RunPlan,
 } from './protocol.ts';
 import { spawnLoadWorker } from './spawn.ts';
-import { type StageAccumulator, StageFigures } from './stage-acc.ts';
-
-export interface TypeAccumulator {
-  kind: StatementKind;
-  count: number;
-  /** Of `count`, statements that returned or changed no row. */
-  zero: number;
-  errors: number;
-  hist: Histogram;
-}
+import { StageFigures } from './stage-acc.ts';
 
 /** The running totals an `onSnapshot` hook may read. */
 export interface LiveTotals {
   types: ReadonlyMap<string, TypeAccumulator>;
   events: { readonly count: number; readonly hist: Histogram };
-}
-
-export interface EngineOutcome {
-  plan: RunPlan;
-  workers: number;
-  serverVersion: string;
-  sessionIds: number[];
-  startedAt: Date;
-  /** Seconds of the measured part. */
-  elapsedS: number;
-  types: Map<string, TypeAccumulator>;
-  events: { count: number; hist: Histogram };
-  errors: ErrorCount[];
-  retries: number;
-  reconnects: number;
-  intervals: IntervalPoint[];
-  clients: ClientSummary[];
-  connectMs: number[];
-  warmup: { elapsedS: number; events: number; queries: number } | undefined;
-  cpu: { userS: number; systemS: number };
-  /** Why the run stopped early, if it did. */
-  stopReason: 'interrupted' | 'fatal' | 'stuck' | 'threshold' | undefined;
-  /** `threshold`: which threshold could no longer hold, in words. */
-  stopDetail?: string;
-  /** `--stages`/`--rate-stages`: the figures of each stage. */
-  stages?: StageAccumulator[];
-  fatal: DbError | undefined;
-  stuckWorkers: number;
-  /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
-  rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
-  /** The workload's own counters and timed steps. */
-  counters: Map<string, number>;
-  steps: Map<string, { count: number; hist: Histogram }>;
-  /** Connections opened for events (`connectPerEvent`), in µs; empty otherwise. */
-  eventConnects: Histogram;
-}
-
-/** What a live check (`--threshold-abort`) sees after each complete interval: the run so far. */
-export interface LiveView {
-  plan: RunPlan;
-  events: { count: number; hist: Histogram };
-  types: ReadonlyMap<string, TypeAccumulator>;
-  /** Errors so far (all kinds). */
-  errors: number;
-  stages: readonly StageAccumulator[] | undefined;
 }
 
 export interface EngineHooks {
@@ -423,15 +369,13 @@ export class Engine {
           others: 0,
         };
         for (const s of acc.snap) {
+          // as sysbench counts: a write that changed no row is "other"
+          const k = countByKind(s.types);
+          p.reads += k.read;
+          p.writes += k.write;
+          p.others += k.other;
           for (const t of s.types) {
             p.queries += t.count;
-            if (t.kind === 'read') p.reads += t.count;
-            else if (t.kind === 'write') {
-              // as sysbench counts: a write that changed no row is "other"
-              const z = t.zero ?? 0;
-              p.writes += t.count - z;
-              p.others += z;
-            } else p.others += t.count;
             if (t.hist) stmt.add(decodeHistogram(t.hist));
           }
           p.events += s.events;

@@ -5,61 +5,26 @@
  */
 import type { SerializedDbError } from '../driver/errors.ts';
 import type { Target } from '../driver/types.ts';
-import type { StatementKind, WorkloadRef } from '../workload/types.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
+import type { ClientSummary, MeasurePlan } from '../metrics/outcome.ts';
+import type { WorkloadRef } from '../workload/types.ts';
 
 /** Int32 slots of the shared control array. */
 export const CTRL_STOP = 0; // 1 = stop before the next event
 export const CTRL_EVENTS = 1; // measured events claimed so far (for --events)
 export const CTRL_SIZE = 2;
 
-export interface RunPlan {
+/** A run's plan: what the figures read of it (`MeasurePlan`), and how to connect and run the clients. */
+export interface RunPlan extends MeasurePlan {
   workload: WorkloadRef;
   /** Target for every client (passwords included: this never leaves the process). */
   target: Target;
   /** When true, the workload's own per-client targets (smack `client` blocks) are ignored. */
   targetOverridden: boolean;
-  clients: number;
-  rounds: number | undefined;
-  events: number | undefined;
-  timeS: number | undefined;
-  warmupS: number;
-  reportIntervalS: number;
-  maxTries: number;
   ignoreErrors: string[];
   connectTimeoutMs: number;
   reconnectTimeoutMs: number;
   seed: number;
-  /** Open loop: events per second over all clients (each worker takes its clients' share). */
-  rate?: RatePlan;
-  /** Whether --report-interval was given (sysbench prints interval lines only then). */
-  reportIntervalGiven?: boolean;
-  /** An extra percentile to report per interval and in total (sysbench's --percentile). */
-  percentile?: number;
-  /**
-   * Stages of the measured part (`--stages`: `clients` each; `--rate-stages`: `rate` each, with `rate` set),
-   * in order; their lengths add up to `timeS` and are whole multiples of `reportIntervalS`.
-   */
-  stages?: StagePlan[];
-}
-
-/** One stage: its length, and the clients it runs (closed loop) or the rate it ramps to (open loop). */
-export interface StagePlan {
-  durationS: number;
-  clients?: number;
-  rate?: number;
-}
-
-export interface RatePlan {
-  perSec: number;
-  /** `poisson` (exponential gaps, as sysbench) or `constant` (even gaps, as wrk2). */
-  shape: 'poisson' | 'constant';
-  /**
-   * Stop the run when an event starts more than this behind its schedule (`--rate-max-lag`; Infinity when
-   * not given: a stall is then measured and reported, not a reason to stop).
-   */
-  maxLagUs: number;
-  /** An event that starts more than this after its scheduled time is counted late. */
-  lateUs: number;
 }
 
 export interface InitMessage {
@@ -140,17 +105,6 @@ export interface ReadyMessage {
   sessionIds: number[];
   /** The statement types the clients declared in their set-up. */
   types?: string[];
-}
-
-export interface ClientSummary {
-  id: number;
-  events: number;
-  queries: number;
-  errors: number;
-  connectMs: number;
-  busyUs: number;
-  aborted: boolean;
-  abortReason?: string;
 }
 
 export interface DoneMessage {

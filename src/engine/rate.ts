@@ -4,8 +4,9 @@
  * the next time in order; latency is then measured from that time, so queueing is not hidden
  * (coordinated omission).
  */
+
+import type { RatePlan, StagePlan } from '../metrics/outcome.ts';
 import type { Random } from '../workload/types.ts';
-import type { RatePlan, StagePlan } from './protocol.ts';
 import { RampedRate, rateSegments } from './stages.ts';
 
 export class RateSchedule {

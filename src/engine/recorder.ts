@@ -4,7 +4,7 @@
  */
 import type { DbError } from '../driver/errors.ts';
 import { encodeHistogram, HIGHEST_US, type Histogram, recordingHistogram } from '../metrics/histogram.ts';
-import type { StatementKind } from '../workload/types.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
 import type { CounterSnapshot, ErrorSnapshot, TypeSnapshot } from './protocol.ts';
 
 interface TypeSlot {

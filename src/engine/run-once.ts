@@ -10,6 +10,7 @@ import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import type { AdminContext, Workload } from '../workload/types.ts';
 import { withAdminContext } from './admin.ts';
 import { Engine, type EngineHooks } from './engine.ts';
+import { captureEnv } from './env.ts';
 import type { RunPlan } from './protocol.ts';
 
 /** What a probe learns when the clients are connected, just before the measured part starts. */
@@ -137,6 +138,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       ...(loadConnectorOf(target) !== undefined ? { connector: loadConnectorOf(target) } : {}),
       io: loadIoOf(target),
       ...(input.label !== undefined ? { label: input.label } : {}),
+      env: captureEnv(),
     });
     const groups = workload.groupsOf?.(result);
     if (groups !== undefined) result.groups = groups;

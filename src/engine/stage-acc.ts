@@ -2,28 +2,10 @@
  * The figures of each stage of a staged run, merged exactly from the interval snapshots of the intervals
  * that belong to it (stage lengths are whole multiples of the report interval).
  */
-import { decodeHistogram, type Histogram, mergingHistogram } from '../metrics/histogram.ts';
-import type { StatementKind } from '../workload/types.ts';
-import type { CounterSnapshot, StagePlan } from './protocol.ts';
+import { decodeHistogram, mergingHistogram } from '../metrics/histogram.ts';
+import type { StageAccumulator, StagePlan } from '../metrics/outcome.ts';
+import type { CounterSnapshot } from './protocol.ts';
 import { stageAt } from './stages.ts';
-
-export interface StageAccumulator {
-  plan: StagePlan;
-  /** Index from 0. */
-  index: number;
-  /** Planned start and end, seconds from the start of the measured part. */
-  startS: number;
-  endS: number;
-  /** Seconds of it that were measured (the last interval ends where the run ended). */
-  measuredS: number;
-  queries: number;
-  events: number;
-  errors: number;
-  eventHist: Histogram;
-  types: Map<string, { kind: StatementKind; count: number; errors: number; hist: Histogram }>;
-  /** Whether all its intervals are in (its figures are final). */
-  closed: boolean;
-}
 
 export class StageFigures {
   readonly stages: StageAccumulator[];

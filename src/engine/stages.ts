@@ -5,7 +5,7 @@
  * the report interval, so that every interval belongs to one stage and a stage's figures are the exact
  * merge of its intervals.
  */
-import type { StagePlan } from './protocol.ts';
+import type { StagePlan } from '../metrics/outcome.ts';
 
 /** [start s, end s) of each stage from the start of the measured part. */
 export function stageBounds(stages: readonly StagePlan[]): [number, number][] {

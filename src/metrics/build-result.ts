@@ -1,9 +1,8 @@
 import type { Target } from '../driver/types.ts';
-import type { EngineOutcome } from '../engine/engine.ts';
-import type { StageAccumulator } from '../engine/stage-acc.ts';
-import { captureEnv } from '../probe/env.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
+import type { EngineOutcome, StageAccumulator } from './outcome.ts';
 import {
+  type EnvInfo,
   RUN_SCHEMA,
   type RunResult,
   type RunStatus,
@@ -24,6 +23,8 @@ export interface ResultContext {
   connector?: string;
   io?: 'native' | 'js';
   label?: string;
+  /** The machine the client ran on (`captureEnv`, read by the caller: the builder does no I/O). */
+  env: EnvInfo;
 }
 
 /** Turn the engine's merged outcome into the versioned RunResult document. */
@@ -131,7 +132,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       system_s: round(o.cpu.systemS, 3),
       us_per_query: queries > 0 ? round((cpuS * 1e6) / queries, 2) : 0,
     },
-    env: captureEnv(),
+    env: ctx.env,
   };
   if (reason !== undefined) result.status_reason = reason;
   if (o.warmup) {

@@ -4,8 +4,9 @@
  * Adding optional fields keeps @1; renaming or removing one means @2.
  */
 import type { DriverName } from '../driver/types.ts';
-import type { ProfileData, ServerSched } from '../probe/profile-types.ts';
-import type { StatementKind } from '../workload/types.ts';
+import type { StatementKind } from './kinds.ts';
+import type { PgbenchFigures } from './pgbench-figures.ts';
+import type { ProfileData, ServerSched } from './profile-types.ts';
 
 export const RUN_SCHEMA = 'dbsmack/run@1';
 
@@ -309,9 +310,9 @@ export interface RunResult {
   steps?: Record<string, { count: number; latency_ms: LatencySummary; histogram: string }>;
   /** Connections opened for events (`connectPerEvent`, pgbench -C): how many, and the time each took (close + open). */
   event_connects?: { count: number; total_ms: number; latency_ms: LatencySummary };
-  /** pgbench's own figures of a pgbench script run (src/workload/pgbench/result.ts). */
-  pgbench?: import('../workload/pgbench/result.ts').PgbenchFigures;
-  /** `--profile`: server waits, the server's threads, load (src/probe/profile-types.ts). */
+  /** pgbench's own figures of a pgbench script run (src/workload/pgbench/result.ts computes them). */
+  pgbench?: PgbenchFigures;
+  /** `--profile`: server waits, the server's threads, load (profile-types.ts, stacks-types.ts). */
   profile?: ProfileData;
   /** `--server-nice/--server-policy/--server-cpus`: what was applied to the server's threads, and restored. */
   server_sched?: ServerSched;

@@ -1,12 +1,12 @@
 /**
  * sysbench's counters, computed from the engine's outcome the way sysbench 1.0.20 counts (`db_driver.c`):
- * read = a statement that returned a result set, write = one that changed rows, other = everything else
- * (BEGIN, COMMIT, and an UPDATE or DELETE that matched nothing). Transactions are events; ignored errors are
- * the errors after which the event was re-run or skipped; latency min/avg/max/sum and the percentile are
- * per event; fairness is over clients.
+ * read, write and other by `countByKind` (kinds.ts: an UPDATE or DELETE that matched nothing is other).
+ * Transactions are events; ignored errors are the errors after which the event was re-run or skipped;
+ * latency min/avg/max/sum and the percentile are per event; fairness is over clients.
  */
-import type { EngineOutcome } from '../engine/engine.ts';
 import { percentileMs, summarize } from './histogram.ts';
+import { countByKind } from './kinds.ts';
+import type { EngineOutcome } from './outcome.ts';
 import type { RateResult, SysbenchCounts } from './run-result.ts';
 
 const r = (v: number, d = 4): number => Math.round(v * 10 ** d) / 10 ** d;
@@ -19,16 +19,7 @@ function meanStddev(xs: number[]): [number, number] {
 }
 
 export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
-  let read = 0;
-  let write = 0;
-  let other = 0;
-  for (const t of o.types.values()) {
-    if (t.kind === 'read') read += t.count;
-    else if (t.kind === 'write') {
-      write += t.count - t.zero;
-      other += t.zero;
-    } else other += t.count;
-  }
+  const { read, write, other } = countByKind(o.types.values());
   const byCode: Record<string, number> = {};
   let ignored = 0;
   for (const e of o.errors) {

@@ -1,3 +1,4 @@
+import { countByKind } from './kinds.ts';
 import type { RunResult, SysbenchCounts } from './run-result.ts';
 
 /**
@@ -6,16 +7,9 @@ import type { RunResult, SysbenchCounts } from './run-result.ts';
  */
 export function sysbenchCountsOf(r: RunResult): SysbenchCounts {
   if (r.sysbench) return r.sysbench;
-  let read = 0;
-  let write = 0;
-  let other = 0;
-  for (const t of Object.values(r.types)) {
-    if (t.kind === 'read') read += t.count;
-    else if (t.kind === 'write') {
-      write += t.count - (t.zero_rows ?? 0);
-      other += t.zero_rows ?? 0;
-    } else other += t.count;
-  }
+  const { read, write, other } = countByKind(
+    Object.values(r.types).map((t) => ({ kind: t.kind, count: t.count, zero: t.zero_rows })),
+  );
   const ev = r.client_stats.map((c) => c.events);
   const avg = ev.length ? ev.reduce((a, b) => a + b, 0) / ev.length : 0;
   const e = r.events.latency_ms;

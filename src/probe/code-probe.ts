@@ -16,7 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Connection, Target } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
+import type { ProfileData, ProfileNote } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
+import type { CodeProfileFields, CodeWindow, StacksProfile, WindowCost } from '../metrics/stacks-types.ts';
 import { dataSymbolAt, ElfError, type ElfSymbols, readElfSymbols } from './elf-symbols.ts';
 import { MysqlLockCallers, type PsChanges, putBack, serverIdentity } from './mysql-lock-callers.ts';
 import { decodeRecording, type PerfSession, STACK_BYTES, startRecord } from './perf-record.ts';
@@ -33,9 +35,7 @@ import {
 } from './perf-tool.ts';
 import { processInfo } from './proc-tasks.ts';
 import { probeConnection } from './profile-probe.ts';
-import type { ProfileData, ProfileNote } from './profile-types.ts';
 import { locateServer } from './server-process.ts';
-import type { CodeProfileFields, CodeWindow, StacksProfile, WindowCost } from './stacks-types.ts';
 import { SwitchStacks } from './switch-stacks.ts';
 import { CallCounter } from './uprobes.ts';
 

@@ -13,8 +13,8 @@
  * `sourceless` then says so, and the callers come from the recorded stacks instead (switch-stacks.ts).
  */
 import type { Connection } from '../driver/types.ts';
-import type { ProfileNote } from './profile-types.ts';
-import type { LockCaller } from './stacks-types.ts';
+import type { ProfileNote } from '../metrics/profile-types.ts';
+import type { LockCaller } from '../metrics/stacks-types.ts';
 
 const PS = 'performance_schema';
 const PS_TO_MS = 1e-9;

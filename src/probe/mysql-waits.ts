@@ -5,7 +5,12 @@
  * server started with the schema's defaults still shows its mutexes by name.
  */
 import type { Connection } from '../driver/types.ts';
-import type { MysqlDigestRow, MysqlWaitProfile, MysqlWaitRow, ProfileNote } from './profile-types.ts';
+import type {
+  MysqlDigestRow,
+  MysqlWaitProfile,
+  MysqlWaitRow,
+  ProfileNote,
+} from '../metrics/profile-types.ts';
 import { round } from './thread-sampler.ts';
 
 const PS = 'performance_schema';

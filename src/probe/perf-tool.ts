@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { access, readFile, readlink, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ProfileNote } from './profile-types.ts';
+import type { ProfileNote } from '../metrics/profile-types.ts';
 
 export const PERF_INSTALL_HINT =
   'install perf: apt-get install linux-perf (Debian), linux-tools-$(uname -r) (Ubuntu), dnf install perf (Fedora)';

@@ -4,7 +4,7 @@
  * of the samples; an ungranted pg_locks entry at the same moment names the lock waited for.
  */
 import type { Connection } from '../driver/types.ts';
-import type { PgLockShare, PgWaitProfile, PgWaitShare } from './profile-types.ts';
+import type { PgLockShare, PgWaitProfile, PgWaitShare } from '../metrics/profile-types.ts';
 import { round } from './thread-sampler.ts';
 
 const SAMPLE_SQL = `SELECT a.pid, a.state, a.wait_event_type AS wtype, a.wait_event AS wevent, l.locktype, l.mode

@@ -6,12 +6,12 @@
 import { loadDriver } from '../driver/index.ts';
 import type { Connection, Target } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
+import type { ProfileData, ProfileNote, SqliteBusyProfile, WaitProfile } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { MysqlThreadLocks } from './mysql-thread-locks.ts';
 import { MysqlWaits } from './mysql-waits.ts';
 import { PgWaitSampler } from './pg-waits.ts';
 import { processInfo, readLoadAvg } from './proc-tasks.ts';
-import type { ProfileData, ProfileNote, SqliteBusyProfile, WaitProfile } from './profile-types.ts';
 import { locateServer, type ServerProcess } from './server-process.ts';
 import { round, type ThreadLabeler, ThreadSampler } from './thread-sampler.ts';
 

@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Connection, Target } from '../driver/types.ts';
+import type { ProfileNote } from '../metrics/profile-types.ts';
 import { childPids, processInfo } from './proc-tasks.ts';
-import type { ProfileNote } from './profile-types.ts';
 
 export interface ServerProcess {
   /** The main process: mariadbd/mysqld, or the postmaster. */

@@ -9,9 +9,9 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import type { Connection } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
+import type { ProfileNote, SchedRequest, ServerSched } from '../metrics/profile-types.ts';
 import { POLICY_NAMES, readTasks, type TaskReading } from './proc-tasks.ts';
 import { probeConnection } from './profile-probe.ts';
-import type { ProfileNote, SchedRequest, ServerSched } from './profile-types.ts';
 import { locateServer, type ServerProcess, serverPids } from './server-process.ts';
 
 export const POLICIES = ['fifo', 'rr', 'other', 'batch', 'idle'] as const;

@@ -22,7 +22,7 @@ import type {
   LockCaller,
   OffCpuProfile,
   StacksProfile,
-} from './stacks-types.ts';
+} from '../metrics/stacks-types.ts';
 
 /** Below this many switches of a kind, a ranking of functions is mostly noise: the report says so. */
 export const MIN_RANK_SWITCHES = 200;

@@ -3,9 +3,10 @@
  * reading of each thread against its last one. Sampling during the run (not only at its ends) matters: a
  * PostgreSQL backend exits when its client disconnects, before the run's end is seen.
  */
+
+import type { ServerThreads, ThreadStat } from '../metrics/profile-types.ts';
 import type { ThreadLockWait } from './mysql-thread-locks.ts';
 import { clockTicks, POLICY_NAMES, readTasks, type TaskReading } from './proc-tasks.ts';
-import type { ServerThreads, ThreadStat } from './profile-types.ts';
 import { type ServerProcess, serverPids } from './server-process.ts';
 
 /** Name a thread and say whether it serves one of the run's connections. */

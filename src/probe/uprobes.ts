@@ -7,10 +7,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ProfileNote } from '../metrics/profile-types.ts';
 import { type ElfSymbols, matchFunction } from './elf-symbols.ts';
 import { PerfSession } from './perf-record.ts';
 import { onExitCleanup, probeGroup, runPerf } from './perf-tool.ts';
-import type { ProfileNote } from './profile-types.ts';
 
 const WHAT = 'calls';
 

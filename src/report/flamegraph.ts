@@ -5,8 +5,8 @@
  * every box carries a `<title>` with its name and figures, which browsers show on hover. Laid out here, not
  * by a library: a flame graph is a prefix tree drawn as rectangles.
  */
-import type { ProfileData } from '../probe/profile-types.ts';
-import type { CodeProfileFields } from '../probe/stacks-types.ts';
+import type { ProfileData } from '../metrics/profile-types.ts';
+import type { CodeProfileFields } from '../metrics/stacks-types.ts';
 
 export interface FlameInput {
   /** Frames root first, joined by `;` (the folded format). */

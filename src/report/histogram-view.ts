@@ -3,7 +3,7 @@
  * and regrouped into log-spaced bins, so one chart shows microseconds and seconds alike.
  */
 import { decodeHistogram, forEachRecorded, percentileMs } from '../metrics/histogram.ts';
-import type { StatementKind } from '../workload/types.ts';
+import type { StatementKind } from '../metrics/kinds.ts';
 
 export interface HistogramBin {
   /** Lower and upper edge, ms. */

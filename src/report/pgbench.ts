@@ -3,9 +3,9 @@
  * (`printResults`), and its `-P` progress lines, so that tools that read pgbench's output read dbsmack's.
  * A run that was not a pgbench script gets the same layout from its events and statement types.
  */
+import type { PgbenchFigures } from '../metrics/pgbench-figures.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { VERSION } from '../version.ts';
-import type { PgbenchFigures } from '../workload/pgbench/result.ts';
 
 /** `%.3f` etc. as PostgreSQL's snprintf prints them: NaN and Infinity spelled out. */
 function fx(v: number, d: number): string {

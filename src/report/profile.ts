@@ -5,14 +5,14 @@
  */
 import { describeSched } from '../analysis/compare.ts';
 import type { SweepResult } from '../analysis/types.ts';
-import type { RunResult } from '../metrics/run-result.ts';
 import type {
   ProfileData,
   ProfileNote,
   ServerSched,
   ServerThreads,
   ThreadStat,
-} from '../probe/profile-types.ts';
+} from '../metrics/profile-types.ts';
+import type { RunResult } from '../metrics/run-result.ts';
 import { fmtRate, table } from './format.ts';
 import { functionRatioTables } from './stacks-compare.ts';
 import { codeProfileLines, codeSummary } from './stacks-text.ts';

@@ -4,9 +4,10 @@
  * Caller"), the off-CPU time, what the window cost, and a one-line summary for sweeps. Pure functions of a
  * RunResult's `profile`.
  */
+
+import type { ProfileData } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
-import type { ProfileData } from '../probe/profile-types.ts';
-import type { CodeProfileFields, FunctionCount, StacksProfile } from '../probe/stacks-types.ts';
+import type { CodeProfileFields, FunctionCount, StacksProfile } from '../metrics/stacks-types.ts';
 import { pad } from './format.ts';
 
 export type CodeProfile = ProfileData & CodeProfileFields;

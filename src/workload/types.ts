@@ -5,9 +5,7 @@
  */
 import type { DbError } from '../driver/errors.ts';
 import type { Connection, DriverName, Row, Target } from '../driver/types.ts';
-
-/** What a statement does, for sysbench-style read/write/other counting. */
-export type StatementKind = 'read' | 'write' | 'other';
+import type { StatementKind } from '../metrics/kinds.ts';
 
 /** A declared statement; create with `ctx.statement()`, run with `ctx.run()`. */
 export interface Statement {

@@ -4,66 +4,10 @@
  * timed steps. Stored in the RunResult as `pgbench`, so that `--format pgbench`, `show` and `report`
  * print pgbench's report of a stored run too.
  */
+import type { PgbenchFigures, PgbenchScriptFigures } from '../../metrics/pgbench-figures.ts';
 import type { RunResult } from '../../metrics/run-result.ts';
 import { type FailureKind, K } from './run-script.ts';
 import type { QueryMode, Script } from './script.ts';
-
-export interface PgbenchCommandFigures {
-  /** The command's first line, as pgbench prints it. */
-  text: string;
-  /** The statement type or step it was recorded under. */
-  type: string;
-  /** Average latency in ms (0 when it was not timed or never ran). */
-  latency_ms: number;
-  failures: number;
-  retries: number;
-}
-
-export interface PgbenchScriptFigures {
-  name: string;
-  weight: number;
-  /** Transactions that ended, failed ones included (pgbench's total per script). */
-  transactions: number;
-  processed: number;
-  failed: number;
-  serialization_failures: number;
-  deadlock_failures: number;
-  retried: number;
-  retries: number;
-  latency_ms?: { average: number; stddev: number };
-  commands: PgbenchCommandFigures[];
-}
-
-export interface PgbenchFigures {
-  transaction_type: string;
-  scale: number;
-  partition?: { method: string; partitions: number };
-  query_mode: QueryMode;
-  threads: number;
-  max_tries: number;
-  transactions_per_client?: number;
-  duration_s?: number;
-  /** Successful transactions. */
-  processed: number;
-  failed: number;
-  serialization_failures: number;
-  deadlock_failures: number;
-  retried: number;
-  retries: number;
-  /** -L: transactions over the limit. */
-  latency_limit_ms?: number;
-  late?: number;
-  latency_ms: { average: number; stddev?: number };
-  /** Without -C: time to connect every client; with -C: the average time of a transaction's connection. */
-  connection_ms: { initial?: number; average?: number };
-  tps: number;
-  failures_detailed: boolean;
-  per_command: boolean;
-  /** Several scripts, or per-script figures asked for. */
-  per_script: boolean;
-  aborted_clients: number;
-  scripts: PgbenchScriptFigures[];
-}
 
 export interface FiguresInput {
   scripts: Script[];

@@ -1,6 +1,7 @@
 /**
  * What `--profile` stores in the RunResult under `profile`, and what the scheduling experiments store under
- * `server_sched`. Part of the RunResult document ("dbsmack/run@1"): add optional fields only.
+ * `server_sched`. Part of the RunResult document ("dbsmack/run@1"): add optional fields only. The probes
+ * (src/probe/) fill it; the reports and comparisons read it.
  */
 
 /** Something that could not be measured, and why: shown in the report, never an error. */

@@ -1,0 +1,137 @@
+/**
+ * The engine's merged outcome of a run, as `buildRunResult` turns it into the RunResult: totals, histograms
+ * and the plan's figures; and `LiveView`, the run so far as a live check (`--threshold-abort`) sees it. Below
+ * the engine, so that the builders and the checks read them without importing the engine; the engine fills
+ * them (engine/engine.ts), the stage figures are merged by engine/stage-acc.ts.
+ */
+import type { DbError } from '../driver/errors.ts';
+import type { Histogram } from './histogram.ts';
+import type { StatementKind } from './kinds.ts';
+import type { ErrorCount, IntervalPoint } from './run-result.ts';
+
+/** The part of a run's plan its figures read (the engine's `RunPlan`, engine/protocol.ts, extends it). */
+export interface MeasurePlan {
+  workload: { ref: string; args: string[] };
+  clients: number;
+  rounds: number | undefined;
+  events: number | undefined;
+  timeS: number | undefined;
+  warmupS: number;
+  reportIntervalS: number;
+  maxTries: number;
+  /** Open loop: events per second over all clients (each worker takes its clients' share). */
+  rate?: RatePlan;
+  /** Whether --report-interval was given (sysbench prints interval lines only then). */
+  reportIntervalGiven?: boolean;
+  /** An extra percentile to report per interval and in total (sysbench's --percentile). */
+  percentile?: number;
+  /**
+   * Stages of the measured part (`--stages`: `clients` each; `--rate-stages`: `rate` each, with `rate` set),
+   * in order; their lengths add up to `timeS` and are whole multiples of `reportIntervalS`.
+   */
+  stages?: StagePlan[];
+}
+
+/** One stage: its length, and the clients it runs (closed loop) or the rate it ramps to (open loop). */
+export interface StagePlan {
+  durationS: number;
+  clients?: number;
+  rate?: number;
+}
+
+export interface RatePlan {
+  perSec: number;
+  /** `poisson` (exponential gaps, as sysbench) or `constant` (even gaps, as wrk2). */
+  shape: 'poisson' | 'constant';
+  /**
+   * Stop the run when an event starts more than this behind its schedule (`--rate-max-lag`; Infinity when
+   * not given: a stall is then measured and reported, not a reason to stop).
+   */
+  maxLagUs: number;
+  /** An event that starts more than this after its scheduled time is counted late. */
+  lateUs: number;
+}
+
+/** One client's figures over the run (its worker sends them when it is done). */
+export interface ClientSummary {
+  id: number;
+  events: number;
+  queries: number;
+  errors: number;
+  connectMs: number;
+  busyUs: number;
+  aborted: boolean;
+  abortReason?: string;
+}
+
+export interface TypeAccumulator {
+  kind: StatementKind;
+  count: number;
+  /** Of `count`, statements that returned or changed no row. */
+  zero: number;
+  errors: number;
+  hist: Histogram;
+}
+
+export interface StageAccumulator {
+  plan: StagePlan;
+  /** Index from 0. */
+  index: number;
+  /** Planned start and end, seconds from the start of the measured part. */
+  startS: number;
+  endS: number;
+  /** Seconds of it that were measured (the last interval ends where the run ended). */
+  measuredS: number;
+  queries: number;
+  events: number;
+  errors: number;
+  eventHist: Histogram;
+  types: Map<string, { kind: StatementKind; count: number; errors: number; hist: Histogram }>;
+  /** Whether all its intervals are in (its figures are final). */
+  closed: boolean;
+}
+
+export interface EngineOutcome {
+  plan: MeasurePlan;
+  workers: number;
+  serverVersion: string;
+  sessionIds: number[];
+  startedAt: Date;
+  /** Seconds of the measured part. */
+  elapsedS: number;
+  types: Map<string, TypeAccumulator>;
+  events: { count: number; hist: Histogram };
+  errors: ErrorCount[];
+  retries: number;
+  reconnects: number;
+  intervals: IntervalPoint[];
+  clients: ClientSummary[];
+  connectMs: number[];
+  warmup: { elapsedS: number; events: number; queries: number } | undefined;
+  cpu: { userS: number; systemS: number };
+  /** Why the run stopped early, if it did. */
+  stopReason: 'interrupted' | 'fatal' | 'stuck' | 'threshold' | undefined;
+  /** `threshold`: which threshold could no longer hold, in words. */
+  stopDetail?: string;
+  /** `--stages`/`--rate-stages`: the figures of each stage. */
+  stages?: StageAccumulator[];
+  fatal: DbError | undefined;
+  stuckWorkers: number;
+  /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
+  rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
+  /** The workload's own counters and timed steps. */
+  counters: Map<string, number>;
+  steps: Map<string, { count: number; hist: Histogram }>;
+  /** Connections opened for events (`connectPerEvent`), in µs; empty otherwise. */
+  eventConnects: Histogram;
+}
+
+/** What a live check (`--threshold-abort`) sees after each complete interval: the run so far. */
+export interface LiveView {
+  plan: MeasurePlan;
+  events: { count: number; hist: Histogram };
+  types: ReadonlyMap<string, TypeAccumulator>;
+  /** Errors so far (all kinds). */
+  errors: number;
+  stages: readonly StageAccumulator[] | undefined;
+}

@@ -1,0 +1,63 @@
+/**
+ * pgbench's figures of a run (the numbers of its final report), as the RunResult stores them under
+ * `pgbench`: part of the RunResult document ("dbsmack/run@1"). Computed by src/workload/pgbench/result.ts,
+ * printed by src/report/pgbench.ts.
+ */
+
+export interface PgbenchCommandFigures {
+  /** The command's first line, as pgbench prints it. */
+  text: string;
+  /** The statement type or step it was recorded under. */
+  type: string;
+  /** Average latency in ms (0 when it was not timed or never ran). */
+  latency_ms: number;
+  failures: number;
+  retries: number;
+}
+
+export interface PgbenchScriptFigures {
+  name: string;
+  weight: number;
+  /** Transactions that ended, failed ones included (pgbench's total per script). */
+  transactions: number;
+  processed: number;
+  failed: number;
+  serialization_failures: number;
+  deadlock_failures: number;
+  retried: number;
+  retries: number;
+  latency_ms?: { average: number; stddev: number };
+  commands: PgbenchCommandFigures[];
+}
+
+export interface PgbenchFigures {
+  transaction_type: string;
+  scale: number;
+  partition?: { method: string; partitions: number };
+  /** `-M`: pgbench's query mode (`QueryMode` of src/workload/pgbench/script.ts). */
+  query_mode: 'simple' | 'extended' | 'prepared';
+  threads: number;
+  max_tries: number;
+  transactions_per_client?: number;
+  duration_s?: number;
+  /** Successful transactions. */
+  processed: number;
+  failed: number;
+  serialization_failures: number;
+  deadlock_failures: number;
+  retried: number;
+  retries: number;
+  /** -L: transactions over the limit. */
+  latency_limit_ms?: number;
+  late?: number;
+  latency_ms: { average: number; stddev?: number };
+  /** Without -C: time to connect every client; with -C: the average time of a transaction's connection. */
+  connection_ms: { initial?: number; average?: number };
+  tps: number;
+  failures_detailed: boolean;
+  per_command: boolean;
+  /** Several scripts, or per-script figures asked for. */
+  per_script: boolean;
+  aborted_clients: number;
+  scripts: PgbenchScriptFigures[];
+}

@@ -1,6 +1,7 @@
 /**
- * `dbsmack run WORKLOAD`: the main job. Resolves the target and the workload, runs the engine, prints and
- * saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
+ * `dbsmack run WORKLOAD`: the main job. Maps the options in (the workload's words resolved here), hands the
+ * run to the run layer, which plans and finishes it (run/run.ts `runWorkload`), shows it while it runs,
+ * prints and saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
  */
 
 import { thresholdsHold } from '../analysis/thresholds.ts';
@@ -14,17 +15,17 @@ import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '..
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
 import { renderIntervalLine } from '../report/text.ts';
-import { type PlannedWorkload, planRun, targetFor } from '../run/plan.ts';
-import { type ProbeOptions, profileProbesFrom } from '../run/probes.ts';
-import { runPlanned } from '../run/run.ts';
+import { type PlannedRun, type PlannedWorkload, targetFor } from '../run/plan.ts';
+import type { ProbeOptions } from '../run/probes.ts';
+import { type FrontHooks, type RunFront, runWorkload } from '../run/run.ts';
 import { adminError } from '../run/run-errors.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
-import type { WorkloadRef } from '../workload/types.ts';
+import type { Workload, WorkloadRef } from '../workload/types.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { workloadHelp } from './help.ts';
 import { checkHistoryPath, recordRun } from './history-options.ts';
-import { type MetricsCliOptions, openMetrics } from './metrics-options.ts';
+import { type MetricsCliOptions, type MetricsSession, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
 import type { SloCliOptions } from './slo-options.ts';
@@ -184,100 +185,10 @@ export async function runCommand(
     process.stdout.write(workloadHelp(command.name, arg, resolved.workload));
     return EXIT.ok;
   }
-  // The run plans itself: the target (a smack file's client blocks unless --db is given), the plan, the
-  // thresholds it can judge, the worker count.
-  const { target, plan, workers, thresholds, watch } = planRun(o, resolved);
-  // Every file the run will write is checked before it starts: a bad path must not cost the run.
-  if (o.out) checkOutputFile(o.out, '--out');
-  checkHistoryPath(o.history);
-  const probes = profileProbesFrom(o);
-  // --metrics-listen binds before anything connects: a port in use must not cost the run.
-  const metrics = await openMetrics(o, { workload: resolved.workload.name, target, label: o.label }, say);
-  const tty = process.stderr.isTTY === true;
-  const sysbench = o.format === 'sysbench';
-  // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
-  // and leaves them out of the final report; in a pipe they come in the final report, one whole document.
-  const liveOnStdout =
-    sysbench && plan.reportIntervalGiven === true && process.stdout.isTTY === true && !(o.quiet && o.out);
-  const progress = await createProgress({
-    totalRuns: 1,
-    ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
-    // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
-    // asks for plain lines. With sysbench's lines live on the terminal, they are the progress: a status
-    // redrawn on the same screen would tear them apart.
-    mode: o.progress || (tty && !o.quiet) ? (tty ? (liveOnStdout ? 'off' : 'status') : 'lines') : 'off',
-    keepLines: true,
-    title: `dbsmack ${resolved.workload.name} on ${target.redactedUrl}`,
-  });
-  if (liveOnStdout) {
-    const head = sysbenchHeadLines({
-      workload: resolved.workload.name,
-      url: target.redactedUrl,
-      threads: plan.clients,
-      rate: plan.rate?.perSec,
-      reportInterval: plan.reportIntervalS,
-    });
-    process.stdout.write(`${head.join('\n')}\n`);
-  }
+  // The run plans and finishes itself (run/run.ts); the screen checks what it writes and shows it.
   const controller = new RunController();
-  const uninstall = installSignals(() => controller.stop());
-  let result: RunResult | undefined;
-  progress.runStarted(plan.clients);
-  try {
-    result = await runPlanned(
-      {
-        plan,
-        workload: resolved.workload,
-        options: resolved.options,
-        workers,
-        probes: metrics ? [metrics.probe, ...probes] : probes,
-        ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
-        ...(o.label !== undefined ? { label: o.label } : {}),
-        thresholds,
-        ...(watch !== undefined ? { watch } : {}),
-        serverInfo: { connectTimeoutS: o.connectTimeout },
-        onInterval: (p: IntervalPoint) => {
-          if (!sysbench) {
-            // under --stages the line shows the clients of the interval's stage
-            const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
-            if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
-            else progress.interval(p);
-            return;
-          }
-          // sysbench prints whole intervals only, in its own layout
-          const line =
-            p.dur >= plan.reportIntervalS - 1e-6
-              ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
-              : null;
-          // cut to the terminal's width by whole fields, as progress lines are (the JSON keeps every figure)
-          if (liveOnStdout && line !== null) {
-            const cols = process.stdout.columns || 80;
-            process.stdout.write(
-              `${line
-                .split('\n')
-                .map((l) => fitIntervalLine(l, cols))
-                .join('\n')}\n`,
-            );
-          }
-          progress.interval(p, line);
-        },
-        log: (m: string) => progress.log(redactSecrets(m)),
-        controller,
-      },
-      'run',
-    );
-  } finally {
-    progress.runFinished(
-      result && {
-        qps: result.totals.qps,
-        p95_ms: result.events.latency_ms.p95,
-        errors: result.totals.errors,
-      },
-    );
-    progress.done();
-    uninstall();
-    if (result === undefined) await metrics?.finish(true);
-  }
+  const screen = new RunScreen(o, resolved.workload, controller);
+  const result = await runWorkload(o, resolved, screen, 'run');
   if (result === undefined) {
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
@@ -285,12 +196,114 @@ export async function runCommand(
   const written = emitResult(result, o, render, {
     workload: resolved.workload,
     classic: o.classic === true,
-    liveIntervals: liveOnStdout,
+    liveIntervals: screen.liveOnStdout,
   });
   const recorded = recordRun(result, o);
-  await metrics?.finish(controller.interrupted);
+  await screen.metrics?.finish(controller.interrupted);
   if (!written || !recorded) return controller.interrupted ? EXIT.interrupted : EXIT.output;
   return exitCodeFor(result, controller.interrupted);
+}
+
+/**
+ * What `run` writes and shows around its run: the output paths checked once the run is planned, then the
+ * live metrics, the progress (or sysbench's interval lines live on stdout) and the two-stage Ctrl-C.
+ */
+class RunScreen implements RunFront {
+  metrics: MetricsSession | undefined;
+  /** sysbench's interval lines went live to stdout (and are left out of the final report). */
+  liveOnStdout = false;
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly workload: Workload,
+    private readonly controller: RunController,
+  ) {}
+
+  planned(): void {
+    const o = this.o;
+    // Every file the run will write is checked before it starts: a bad path must not cost the run.
+    if (o.out) checkOutputFile(o.out, '--out');
+    checkHistoryPath(o.history);
+  }
+
+  async open({ target, plan }: PlannedRun): Promise<FrontHooks> {
+    const { o, workload, controller } = this;
+    // --metrics-listen binds before anything connects: a port in use must not cost the run.
+    const metrics = await openMetrics(o, { workload: workload.name, target, label: o.label }, say);
+    this.metrics = metrics;
+    const tty = process.stderr.isTTY === true;
+    const sysbench = o.format === 'sysbench';
+    // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
+    // and leaves them out of the final report; in a pipe they come in the final report, one whole document.
+    const liveOnStdout =
+      sysbench && plan.reportIntervalGiven === true && process.stdout.isTTY === true && !(o.quiet && o.out);
+    this.liveOnStdout = liveOnStdout;
+    const progress = await createProgress({
+      totalRuns: 1,
+      ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
+      // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
+      // asks for plain lines. With sysbench's lines live on the terminal, they are the progress: a status
+      // redrawn on the same screen would tear them apart.
+      mode: o.progress || (tty && !o.quiet) ? (tty ? (liveOnStdout ? 'off' : 'status') : 'lines') : 'off',
+      keepLines: true,
+      title: `dbsmack ${workload.name} on ${target.redactedUrl}`,
+    });
+    if (liveOnStdout) {
+      const head = sysbenchHeadLines({
+        workload: workload.name,
+        url: target.redactedUrl,
+        threads: plan.clients,
+        rate: plan.rate?.perSec,
+        reportInterval: plan.reportIntervalS,
+      });
+      process.stdout.write(`${head.join('\n')}\n`);
+    }
+    const uninstall = installSignals(() => controller.stop());
+    progress.runStarted(plan.clients);
+    return {
+      ...(metrics ? { probes: [metrics.probe], onSnapshot: metrics.onSnapshot } : {}),
+      ...(o.label !== undefined ? { label: o.label } : {}),
+      onInterval: (p: IntervalPoint) => {
+        if (!sysbench) {
+          // under --stages the line shows the clients of the interval's stage
+          const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
+          if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
+          else progress.interval(p);
+          return;
+        }
+        // sysbench prints whole intervals only, in its own layout
+        const line =
+          p.dur >= plan.reportIntervalS - 1e-6
+            ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
+            : null;
+        // cut to the terminal's width by whole fields, as progress lines are (the JSON keeps every figure)
+        if (liveOnStdout && line !== null) {
+          const cols = process.stdout.columns || 80;
+          process.stdout.write(
+            `${line
+              .split('\n')
+              .map((l) => fitIntervalLine(l, cols))
+              .join('\n')}\n`,
+          );
+        }
+        progress.interval(p, line);
+      },
+      log: (m: string) => progress.log(redactSecrets(m)),
+      controller,
+      closed: async (result) => {
+        progress.runFinished(
+          result && {
+            qps: result.totals.qps,
+            p95_ms: result.events.latency_ms.p95,
+            errors: result.totals.errors,
+          },
+        );
+        progress.done();
+        uninstall();
+        if (result === undefined) await metrics?.finish(true);
+      },
+    };
+  }
 }
 
 /**

@@ -8,14 +8,13 @@ import { thresholdsHold } from '../analysis/thresholds.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { withAdminContext } from '../engine/admin.ts';
-import type { RatePlan } from '../engine/protocol.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
 import { renderIntervalLine } from '../report/text.ts';
-import { type PlannedRun, type PlannedWorkload, targetFor } from '../run/plan.ts';
+import { type PlannedRun, type PlannedWorkload, type PlanOptions, targetFor } from '../run/plan.ts';
 import type { ProbeOptions } from '../run/probes.ts';
 import { type FrontHooks, type RunFront, runWorkload } from '../run/run.ts';
 import { adminError } from '../run/run-errors.ts';
@@ -37,29 +36,20 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions extends TargetOptions, Omit<ProbeOptions, 'connectTimeout'>, SloCliOptions {
-  clients?: number;
-  rounds?: number;
-  events?: number;
-  time?: number;
-  warmup: number;
-  reportInterval: number;
-  maxTries: number;
-  ignoreErrors?: string;
-  reconnectTimeout: number;
+/** `run`'s options: the plan's (run/plan.ts), the probes' (run/probes.ts), stages and thresholds, and its own. */
+export interface RunOptions
+  extends TargetOptions,
+    PlanOptions,
+    Omit<ProbeOptions, 'connectTimeout'>,
+    SloCliOptions {
   workers?: number;
   format: string;
   out?: string;
   label?: string;
-  seed?: number;
   progress?: boolean;
   quiet?: boolean;
   /** Smack files: only the original Query Barrel Report, without dbsmack's extended table. */
   classic?: boolean;
-  /** Open loop (`--rate`). */
-  rate?: RatePlan | undefined;
-  percentile?: number;
-  reportIntervalGiven?: boolean;
   /** History database path, false for --no-history, undefined for the default. */
   history?: string | boolean;
   /** `--metrics-listen`, `--metrics-linger` (cli/metrics-options.ts). */

@@ -9,10 +9,10 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ConnectError, UsageError, UserError } from '../src/cli/errors.ts';
-import { adminError, connectHint } from '../src/cli/run.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { AdminConnectError } from '../src/engine/admin.ts';
+import { adminError, connectHint } from '../src/run/run-errors.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 import { needServer, SERVER_URLS } from './helpers/servers.ts';
 

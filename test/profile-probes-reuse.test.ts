@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { profileProbesFrom } from '../src/cli/profile-options.ts';
-import { planFrom, resolveWorkload } from '../src/cli/run.ts';
+import { resolveWorkload } from '../src/cli/run.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { RunController, runOnce } from '../src/engine/run-once.ts';
+import { planFrom } from '../src/run/plan.ts';
+import { profileProbesFrom } from '../src/run/probes.ts';
 import { tmpDir } from './helpers/cli.ts';
 import { needRoot } from './helpers/preconditions.ts';
 import { waitAsleep } from './helpers/wait.ts';
@@ -36,7 +37,7 @@ test('the same profile probes serve several runs in a row', async (t) => {
       reconnectTimeout: 1,
     };
     for (const clients of [1, 2]) {
-      const plan = planFrom({ ...opts, clients, events: 200, format: 'json' }, target, resolved);
+      const plan = planFrom({ ...opts, clients, events: 200 }, target, resolved);
       const r = await runOnce({
         plan,
         workload: resolved.workload,

@@ -1,7 +1,7 @@
 /**
  * `dbsmack capacity WORKLOAD --slo 'p99<5ms' [--rate-min R] [--rate-max R]`: searches open-loop rates for
  * the highest one whose latencies hold the SLO (analysis/capacity.ts), running each step through the same
- * `runOnce` as `run`. Every option of `run` works (copied from it) except those the search sets itself.
+ * `runPlanned` as `run` (without the server info: a step's result is judged, not kept). Every option of `run` works (copied from it) except those the search sets itself.
  */
 import { type Command, Option } from '@commander-js/extra-typings';
 import {
@@ -14,22 +14,16 @@ import {
 } from '../analysis/capacity.ts';
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { redactSecrets } from '../driver/redact.ts';
-import { parseTarget } from '../driver/url.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { renderCapacityText } from '../report/capacity-text.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
+import { runPlanned } from '../run/run.ts';
 import { EXIT, UsageError } from './errors.ts';
 import { workloadHelp } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt } from './parse.ts';
-import {
-  installSignals,
-  planFrom,
-  type RunOptions,
-  resolveWorkload,
-  runWithErrors,
-  workersFor,
-} from './run.ts';
+import { installSignals, type RunOptions, resolveWorkload } from './run.ts';
 import { checkThresholdTypes } from './slo-options.ts';
 import type { RunInvocation } from './sweep.ts';
 import { parseThreshold } from './threshold-parse.ts';
@@ -102,9 +96,7 @@ async function capacityCommand(
     process.stdout.write(workloadHelp('capacity', arg, resolved.workload));
     return EXIT.ok;
   }
-  const own = (resolved.workload as { defaultTarget?: () => ReturnType<typeof parseTarget> }).defaultTarget;
-  const target =
-    !run.dbGiven && typeof own === 'function' ? own.call(resolved.workload) : parseTarget(run.db);
+  const target = targetFor(run, resolved.workload);
   const planAt = (rate: number) =>
     planFrom(
       {
@@ -154,7 +146,7 @@ async function capacityCommand(
     const results: RunResult[] = [];
     for (let k = 1; k <= o.repeat; k++) {
       if (controller.interrupted) return undefined;
-      const result = await runWithErrors(
+      const result = await runPlanned(
         {
           plan: planAt(rate),
           workload: resolved.workload,

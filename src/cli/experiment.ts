@@ -1,6 +1,6 @@
 /**
  * `dbsmack experiment PLAN`: the arms of a YAML plan (experiment-plan.ts), interleaved (each repeat runs
- * every arm, in an order rotated by one per repeat), each run through the same `runOnce` as `run` and
+ * every arm, in an order rotated by one per repeat), each run through the same `runPlanned` as `run` and
  * `sweep`, recorded in the history (one sweep per arm, labelled `EXPERIMENT/ARM`) and written into the
  * experiment document (`dbsmack/experiment@1`) after every run, so that an interrupted experiment keeps what
  * it measured and `--resume` continues it. At the end: the ratio table of every arm to the baseline, computed
@@ -22,13 +22,15 @@ import {
 import { summarizeRun } from '../analysis/sweep-build.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
-import { parseTarget } from '../driver/url.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { ServerSched } from '../metrics/profile-types.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
 import { createProgress } from '../report/progress.ts';
 import { readJsonFile } from '../store/documents.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
+import { profileProbesFrom } from '../run/probes.ts';
+import { runPlanned } from '../run/run.ts';
 import type { History } from '../store/history.ts';
 import { profileSideBySide } from './compare.ts';
 import { EXIT, InputError, UsageError, UserError } from './errors.ts';
@@ -43,24 +45,10 @@ import {
   settingWords,
 } from './experiment-plan.ts';
 import { readVariables, redactCommand, runServerCommand, waitForServer } from './experiment-server.ts';
-import {
-  addHistoryOptions,
-  attachServerInfo,
-  checkHistoryPath,
-  openHistoryForWrite,
-} from './history-options.ts';
+import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { seconds } from './parse.ts';
-import { profileProbesFrom } from './profile-options.ts';
-import {
-  installSignals,
-  planFrom,
-  type ResolvedWorkload,
-  type RunOptions,
-  resolveWorkload,
-  runWithErrors,
-  workersFor,
-} from './run.ts';
+import { installSignals, type ResolvedWorkload, type RunOptions, resolveWorkload } from './run.ts';
 import type { RunInvocation } from './sweep.ts';
 
 /** Seconds a server may take to answer after its start command, unless the arm's `server: wait:` says otherwise. */
@@ -182,8 +170,7 @@ async function resolveArm(
   };
   const first = await workloadFor(plan.clients[0] as number);
   for (const c of plan.clients) await workloadFor(c);
-  const own = (first.workload as { defaultTarget?: () => Target }).defaultTarget;
-  const target = !run.dbGiven && typeof own === 'function' ? own.call(first.workload) : parseTarget(run.db);
+  const target = targetFor(run, first.workload);
   for (const c of plan.clients) workersFor(run.workers, target.driver, c);
   // The probes' options are checked now too (--server-priority without a policy …).
   try {
@@ -491,7 +478,7 @@ async function experimentCommand(
       progress.runStarted(step.clients, step.repeat);
       let result: RunResult | undefined;
       try {
-        result = await runWithErrors(
+        result = await runPlanned(
           {
             plan: runPlan,
             workload: w.workload,
@@ -502,6 +489,8 @@ async function experimentCommand(
             onInterval: (p: IntervalPoint) => progress.interval(p),
             log,
             controller,
+            experiment: { name: plan.name, arm: a.plan.label },
+            serverInfo: { connectTimeoutS: a.run.connectTimeout },
           },
           'experiment',
         );
@@ -509,8 +498,6 @@ async function experimentCommand(
         progress.runFinished();
       }
       if (result === undefined) break;
-      result.experiment = { name: plan.name, arm: a.plan.label };
-      await attachServerInfo(result, a.target, a.run.connectTimeout);
       armDoc.server_settings ??= result.server?.settings;
       const cut = controller.interrupted && result.status !== 'complete';
       const run: ExperimentRun = {

@@ -8,9 +8,7 @@ import { accessSync, constants, existsSync, type Stats, statSync } from 'node:fs
 import path from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { Option } from '@commander-js/extra-typings';
-import type { Target } from '../driver/types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
-import { readServerInfo } from '../probe/server-settings.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
 import { InputError, UsageError } from './errors.ts';
@@ -36,16 +34,6 @@ export function openHistoryForWrite(history: string | boolean | undefined): Hist
     if (e instanceof HistoryError) throw new InputError(e.message, e.hint);
     throw e;
   }
-}
-
-/** Attach the server's version and settings to a result (read over a fresh connection). */
-export async function attachServerInfo(
-  result: RunResult,
-  target: Target,
-  connectTimeoutS: number,
-): Promise<void> {
-  const info = await readServerInfo(target, connectTimeoutS * 1000);
-  if (info) result.server = info;
 }
 
 /**

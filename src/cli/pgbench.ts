@@ -15,6 +15,10 @@ import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { getFormat } from '../report/formats.ts';
 import { pgbenchProgressLine, renderPgbench } from '../report/pgbench.ts';
+import { attachServerInfo } from '../run/finish.ts';
+import { planFrom } from '../run/plan.ts';
+import { runWithErrors } from '../run/run.ts';
+import { adminError } from '../run/run-errors.ts';
 import { VERSION } from '../version.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { BUILTIN_SCRIPTS, findBuiltin } from '../workload/pgbench/builtins.ts';
@@ -23,17 +27,9 @@ import { PGBENCH_OPTIONS } from '../workload/pgbench/options.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { WorkloadRef } from '../workload/types.ts';
 import { EXIT, UsageError } from './errors.ts';
-import { attachServerInfo, recordRun } from './history-options.ts';
+import { recordRun } from './history-options.ts';
 import { say } from './output.ts';
-import {
-  adminError,
-  emitResult,
-  exitCodeFor,
-  installSignals,
-  planFrom,
-  type RunOptions,
-  runWithErrors,
-} from './run.ts';
+import { emitResult, exitCodeFor, installSignals, type RunOptions } from './run.ts';
 
 interface OptDef {
   long: string;

@@ -1,29 +1,15 @@
 /**
  * The command-line side of `--profile` and the scheduling experiments, shared by every command that runs
- * workloads (`run`, `sweep`): `addProfileOptions(cmd)` declares the options, `profileProbesFrom(options)`
- * turns them into the RunProbes to hand to `runOnce`.
+ * workloads (`run`, `sweep`): `addProfileOptions(cmd)` declares the options; run/probes.ts
+ * `profileProbesFrom(options)` turns them into the RunProbes to hand to `runOnce`.
  */
 import { Option } from '@commander-js/extra-typings';
-import type { RunProbe } from '../engine/run-once.ts';
-import type { SchedRequest } from '../metrics/profile-types.ts';
-import { ProfileProbe } from '../probe/profile-probe.ts';
-import { expandCpuList, POLICIES, SchedProbe } from '../probe/server-sched.ts';
+import { expandCpuList, POLICIES } from '../probe/server-sched.ts';
 import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
-import { codeProbeFrom, type StacksCliOptions, stacksOptions } from './stacks-options.ts';
+import { stacksOptions } from './stacks-options.ts';
 
-/** What the profile options parse into (a subset of a command's options). */
-export interface ProfileCliOptions extends StacksCliOptions {
-  profile?: boolean;
-  profileRate?: number;
-  serverPid?: number;
-  serverNice?: number;
-  serverPolicy?: (typeof POLICIES)[number];
-  serverPriority?: number;
-  serverCpus?: string;
-  connectTimeout?: number;
-}
 
 function niceValue(v: string): number {
   const n = Number(v);
@@ -65,7 +51,7 @@ export interface OptionTarget {
 
 /**
  * Declare the profile and scheduling options on a command (`run`, `sweep`). Its action receives them as
- * `ProfileCliOptions` fields; pass those to `profileProbesFrom`.
+ * `ProbeOptions` fields (run/probes.ts); pass those to `profileProbesFrom`.
  */
 export function addProfileOptions(cmd: OptionTarget): void {
   const options = [
@@ -101,30 +87,4 @@ export function addProfileOptions(cmd: OptionTarget): void {
     ).argParser(cpuList),
   ];
   for (const o of [...options, ...stacksOptions()]) cmd.addOption(o as unknown as Option);
-}
-
-/**
- * The probes the options ask for: scheduling first (so that the profile sees it), then the profile, then the
- * code profile (`--profile-stacks`, `--count-calls`: last, because it times its window from its own start).
- */
-export function profileProbesFrom(o: ProfileCliOptions, context: { sweep?: boolean } = {}): RunProbe[] {
-  const probes: RunProbe[] = [];
-  const connectTimeoutMs = (o.connectTimeout ?? 10) * 1000;
-  const req: SchedRequest = {};
-  if (o.serverNice !== undefined) req.nice = o.serverNice;
-  if (o.serverPolicy !== undefined) req.policy = o.serverPolicy;
-  if (o.serverCpus !== undefined) req.cpus = o.serverCpus;
-  if (o.serverPriority !== undefined) {
-    if (o.serverPolicy !== 'fifo' && o.serverPolicy !== 'rr') {
-      throw new UsageError('--server-priority goes with --server-policy fifo or rr');
-    }
-    if (o.serverPriority < 1) throw new UsageError('--server-priority must be from 1 to 99 for fifo and rr');
-    req.priority = o.serverPriority;
-  }
-  const pid = o.serverPid !== undefined ? { serverPid: o.serverPid } : {};
-  if (Object.keys(req).length > 0) probes.push(new SchedProbe(req, { ...pid, connectTimeoutMs }));
-  if (o.profile) probes.push(new ProfileProbe({ rateHz: o.profileRate ?? 20, ...pid, connectTimeoutMs }));
-  const code = codeProbeFrom(o, context);
-  if (code) probes.push(code);
-  return probes;
 }

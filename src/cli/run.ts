@@ -1,37 +1,33 @@
 /**
- * `dbsmack run WORKLOAD`: the main job. Resolves the target and the workload, runs the engine, prints and
- * saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
+ * `dbsmack run WORKLOAD`: the main job. Maps the options in (the workload's words resolved here), hands the
+ * run to the run layer, which plans and finishes it (run/run.ts `runWorkload`), shows it while it runs,
+ * prints and saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
  */
 
-import { annotateRateStalls } from '../analysis/rate-stalls.ts';
-import { evaluateThresholds, ThresholdWatch, thresholdsHold } from '../analysis/thresholds.ts';
-import { DbError } from '../driver/errors.ts';
+import { thresholdsHold } from '../analysis/thresholds.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
-import { parseTarget } from '../driver/url.ts';
-import { AdminConnectError, withAdminContext } from '../engine/admin.ts';
-import { capacityProblem, defaultWorkers, StartError } from '../engine/engine.ts';
-import type { RunPlan } from '../engine/protocol.ts';
-import { RunController, type RunInput, runOnce } from '../engine/run-once.ts';
-import { maxStageClients, stagesLength } from '../engine/stages.ts';
-import type { RatePlan } from '../metrics/outcome.ts';
+import { withAdminContext } from '../engine/admin.ts';
+import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '../report/formats.ts';
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
 import { renderIntervalLine } from '../report/text.ts';
+import { type PlannedRun, type PlannedWorkload, type PlanOptions, targetFor } from '../run/plan.ts';
+import type { ProbeOptions } from '../run/probes.ts';
+import { type FrontHooks, type RunFront, runWorkload } from '../run/run.ts';
+import { adminError } from '../run/run-errors.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
-import { ConnectError, EXIT, InputError, UsageError, UserError } from './errors.ts';
+import { EXIT, UsageError } from './errors.ts';
 import { workloadHelp } from './help.ts';
-import { attachServerInfo, checkHistoryPath, recordRun } from './history-options.ts';
-import { type MetricsCliOptions, openMetrics } from './metrics-options.ts';
+import { checkHistoryPath, recordRun } from './history-options.ts';
+import { type MetricsCliOptions, type MetricsSession, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
 import { splitWorkloadArgs } from './parse.ts';
-import { type ProfileCliOptions, profileProbesFrom } from './profile-options.ts';
-import { checkThresholdStages, checkThresholdTypes, type SloCliOptions } from './slo-options.ts';
-import { checkStageIntervals } from './stages-parse.ts';
+import type { SloCliOptions } from './slo-options.ts';
 
 export interface TargetOptions {
   db: string;
@@ -40,29 +36,20 @@ export interface TargetOptions {
   connectTimeout: number;
 }
 
-export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'connectTimeout'>, SloCliOptions {
-  clients?: number;
-  rounds?: number;
-  events?: number;
-  time?: number;
-  warmup: number;
-  reportInterval: number;
-  maxTries: number;
-  ignoreErrors?: string;
-  reconnectTimeout: number;
+/** `run`'s options: the plan's (run/plan.ts), the probes' (run/probes.ts), stages and thresholds, and its own. */
+export interface RunOptions
+  extends TargetOptions,
+    PlanOptions,
+    Omit<ProbeOptions, 'connectTimeout'>,
+    SloCliOptions {
   workers?: number;
   format: string;
   out?: string;
   label?: string;
-  seed?: number;
   progress?: boolean;
   quiet?: boolean;
   /** Smack files: only the original Query Barrel Report, without dbsmack's extended table. */
   classic?: boolean;
-  /** Open loop (`--rate`). */
-  rate?: RatePlan | undefined;
-  percentile?: number;
-  reportIntervalGiven?: boolean;
   /** History database path, false for --no-history, undefined for the default. */
   history?: string | boolean;
   /** `--metrics-listen`, `--metrics-linger` (cli/metrics-options.ts). */
@@ -70,10 +57,7 @@ export interface RunOptions extends TargetOptions, Omit<ProfileCliOptions, 'conn
   metricsLinger?: MetricsCliOptions['metricsLinger'];
 }
 
-export interface ResolvedWorkload {
-  workload: Workload;
-  ref: WorkloadRef;
-  options: Record<string, unknown>;
+export interface ResolvedWorkload extends PlannedWorkload {
   /** `WORKLOAD help` (sysbench's form): print the workload's help instead of running anything. */
   help?: boolean;
 }
@@ -144,117 +128,6 @@ export async function resolveWorkload(
 }
 
 /**
- * Server codes of a refused login, on every connector: MySQL/MariaDB 1045 (wrong password), 1698 (MariaDB:
- * no password given, or a unix_socket account reached over another user), 1044 (no access to that
- * database), 1251/2059 (authentication method not supported); PostgreSQL 28P01 (wrong password) and 28000
- * (no such role, or refused by pg_hba.conf).
- */
-export const AUTH_FAILURE_CODES: ReadonlySet<string> = new Set([
-  '1045',
-  '1698',
-  '1044',
-  '1251',
-  '2059',
-  '28P01',
-  '28000',
-]);
-/** An unknown database: MySQL 1049, PostgreSQL 3D000. */
-const UNKNOWN_DATABASE_CODES: ReadonlySet<string> = new Set(['1049', '3D000']);
-
-export function connectHint(code: string): string | undefined {
-  if (code === 'ECONNREFUSED') return 'is the server running and listening on that host and port?';
-  if (code === 'ENOENT') return 'no such socket: is the server running, and is the socket path right?';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
-  if (code === 'ETIMEDOUT') return 'the server did not answer in time (--connect-timeout)';
-  if (AUTH_FAILURE_CODES.has(code)) return 'check the user name and password';
-  if (UNKNOWN_DATABASE_CODES.has(code)) return 'the database does not exist: create it first';
-  if (code === '1040' || code === '53300')
-    return "the server has no connection left: lower --clients or raise the server's max_connections";
-  if (code === 'SQLITE_CANTOPEN') return 'check that the directory exists and is writable';
-  return undefined;
-}
-
-/** Turn a failure to start into the user error it is. */
-export function startErrorToUserError(e: StartError, target: Target): UserError {
-  const err = e.error;
-  if (err.code === 'UsageError') return new UsageError(err.message);
-  if (err.code === 'InputError') return new InputError(err.message);
-  if (e.phase === 'connect') {
-    return new ConnectError(
-      `cannot connect to ${target.redactedUrl}: ${err.message}`,
-      err.code,
-      connectHint(err.code),
-    );
-  }
-  if (e.phase === 'load')
-    return new UserError(`cannot load the workload: ${err.message}`, undefined, EXIT.input);
-  return new UserError(
-    `client ${e.clientId ?? '?'} failed to set up on ${target.redactedUrl}: ${err.code}: ${err.message}`,
-    undefined,
-    EXIT.runFailed,
-  );
-}
-
-/** Is this error a failure to connect (exit 3), whatever phase it came from? */
-function isConnectFailure(e: DbError): boolean {
-  return (
-    e.kind === 'reconnect' ||
-    AUTH_FAILURE_CODES.has(e.code) ||
-    UNKNOWN_DATABASE_CODES.has(e.code) ||
-    e.code === 'SQLITE_CANTOPEN'
-  );
-}
-
-/** "Table exists": MySQL 1050, PostgreSQL 42P07 (duplicate table), SQLite's message. */
-function isTableExists(e: DbError): boolean {
-  return (
-    e.code === '1050' ||
-    e.code === '42P07' ||
-    (e.code.startsWith('SQLITE') && /already exists/i.test(e.message))
-  );
-}
-
-/** What an admin failure is reported with: the command's action, and for `prepare` the cleanup to run. */
-export interface AdminErrorContext {
-  /** The command whose work failed: `prepare`, `cleanup`, `run`, `sweep`. */
-  action: string;
-  /** The `dbsmack cleanup …` command line for the same workload and target, for "tables exist". */
-  cleanup?: string;
-}
-
-/**
- * Turn an error of prepare, cleanup or a run's set-up (its `check`, a smack file's tables) into the user
- * error it is: a connection that could not be opened is "cannot connect" (exit 3, with the hint);
- * `prepare` over tables that exist names `cleanup` (exit 2); anything else names the command (exit 4).
- */
-export function adminError(e: unknown, target: Target, ctx: AdminErrorContext): never {
-  if (e instanceof UserError) throw e;
-  const connectFailed = e instanceof AdminConnectError;
-  const err = e instanceof AdminConnectError ? e.error : e;
-  if (err instanceof DbError) {
-    if (connectFailed || isConnectFailure(err)) {
-      throw new ConnectError(
-        `cannot connect to ${target.redactedUrl}: ${err.message}`,
-        err.code,
-        connectHint(err.code),
-      );
-    }
-    if (ctx.cleanup !== undefined && isTableExists(err)) {
-      throw new UsageError(
-        `${ctx.action}: the tables exist already in ${target.redactedUrl} (${err.code}: ${err.message})`,
-        `drop them first with \`${ctx.cleanup}\`, or run the workload on them as they are`,
-      );
-    }
-    throw new UserError(
-      `${ctx.action} failed on ${target.redactedUrl}: ${err.code}: ${err.message}`,
-      undefined,
-      EXIT.runFailed,
-    );
-  }
-  throw e;
-}
-
-/**
  * Exit code for a finished run: interrupted 130; a threshold that failed 8 (also when `--threshold-abort`
  * stopped the run); stopped by errors 4.
  */
@@ -287,106 +160,6 @@ export function installSignals(onFirst: () => void): () => void {
   };
 }
 
-/** Build the engine's plan from the command-line options and the workload's defaults. */
-export function planFrom(o: RunOptions, target: Target, resolved: ResolvedWorkload): RunPlan {
-  const { workload, ref } = resolved;
-  let clients = o.clients ?? workload.defaults?.clients ?? 1;
-  let { rounds, events, time } = o;
-  const stages = o.stages ?? o.rateStages;
-  if (o.stages !== undefined && o.rateStages !== undefined) {
-    throw new UsageError(
-      '--stages and --rate-stages do not go together',
-      'clients per stage, or a rate per stage',
-    );
-  }
-  if (o.stages !== undefined && o.rate !== undefined) {
-    throw new UsageError(
-      '--stages is for the closed loop: it does not go with --rate',
-      'give --rate-stages for open-loop stages',
-    );
-  }
-  if (stages !== undefined) {
-    const option = o.stages !== undefined ? '--stages' : '--rate-stages';
-    if (time !== undefined && time !== 0) {
-      throw new UsageError(`${option} gives the run its length: leave --time out`);
-    }
-    checkStageIntervals(option, stages, o.reportInterval);
-    time = stagesLength(stages);
-    if (o.stages !== undefined) clients = maxStageClients(o.stages);
-  }
-  if (
-    rounds === undefined &&
-    workload.defaults?.rounds !== undefined &&
-    events === undefined &&
-    time === undefined
-  ) {
-    rounds = workload.defaults.rounds;
-  }
-  // sysbench's 0 means "no limit" for both
-  if (events === 0) events = undefined;
-  if (time === 0) time = undefined;
-  else if (rounds === undefined && events === undefined && time === undefined) time = 10;
-  return {
-    workload: ref,
-    target,
-    targetOverridden: o.dbGiven === true,
-    clients,
-    rounds,
-    events,
-    timeS: time,
-    warmupS: o.warmup,
-    reportIntervalS: o.reportInterval,
-    maxTries: o.maxTries,
-    ignoreErrors: (o.ignoreErrors ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-    connectTimeoutMs: o.connectTimeout * 1000,
-    reconnectTimeoutMs: o.reconnectTimeout * 1000,
-    seed: o.seed ?? Date.now() & 0x7fffffff,
-    ...(o.rate !== undefined ? { rate: o.rate } : {}),
-    ...(o.percentile !== undefined ? { percentile: o.percentile } : {}),
-    ...(o.reportIntervalGiven ? { reportIntervalGiven: true } : {}),
-    ...(stages !== undefined ? { stages } : {}),
-  };
-}
-
-/**
- * The load workers of a run (`--workers`, else the bounded default), refused before the run when the
- * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
- */
-export function workersFor(given: number | undefined, driver: Target['driver'], clients: number): number {
-  const workers = given ?? defaultWorkers(driver, clients);
-  const problem = capacityProblem(driver, clients, workers);
-  if (problem !== undefined) {
-    throw new UsageError(
-      `cannot run ${clients} client${clients === 1 ? '' : 's'}: ${problem.reason}`,
-      problem.hint,
-    );
-  }
-  return workers;
-}
-
-/**
- * Run once with the command's error mapping: start failures become user errors with exit codes, named
- * after `action` (the command: `run`, `sweep`).
- */
-export async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
-  const target = input.plan.target;
-  try {
-    const r = await runOnce(input);
-    // a stall under --rate is measured and reported, not a reason to stop
-    annotateRateStalls(r);
-    return r;
-  } catch (e) {
-    if (e instanceof StartError) {
-      if (e.error.code === 'INTERRUPTED') return undefined;
-      throw startErrorToUserError(e, target);
-    }
-    return adminError(e, target, { action });
-  }
-}
-
 export async function runCommand(
   arg: string,
   rest: readonly string[],
@@ -402,121 +175,125 @@ export async function runCommand(
     process.stdout.write(workloadHelp(command.name, arg, resolved.workload));
     return EXIT.ok;
   }
-  // A smack file's client blocks give the target unless --db is given.
-  const target =
-    !o.dbGiven && resolved.workload.defaultTarget ? resolved.workload.defaultTarget() : parseTarget(o.db);
-  const plan = planFrom(o, target, resolved);
-  const thresholds = o.threshold ?? [];
-  checkThresholdStages(thresholds, plan);
-  const watch = o.thresholdAbort && thresholds.length > 0 ? new ThresholdWatch(thresholds) : undefined;
-  // Every file the run will write is checked before it starts: a bad path must not cost the run.
-  const workers = workersFor(o.workers, target.driver, plan.clients);
-  if (o.out) checkOutputFile(o.out, '--out');
-  checkHistoryPath(o.history);
-  const probes = profileProbesFrom(o);
-  // --metrics-listen binds before anything connects: a port in use must not cost the run.
-  const metrics = await openMetrics(o, { workload: resolved.workload.name, target, label: o.label }, say);
-  const tty = process.stderr.isTTY === true;
-  const sysbench = o.format === 'sysbench';
-  // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
-  // and leaves them out of the final report; in a pipe they come in the final report, one whole document.
-  const liveOnStdout =
-    sysbench && plan.reportIntervalGiven === true && process.stdout.isTTY === true && !(o.quiet && o.out);
-  const progress = await createProgress({
-    totalRuns: 1,
-    ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
-    // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
-    // asks for plain lines. With sysbench's lines live on the terminal, they are the progress: a status
-    // redrawn on the same screen would tear them apart.
-    mode: o.progress || (tty && !o.quiet) ? (tty ? (liveOnStdout ? 'off' : 'status') : 'lines') : 'off',
-    keepLines: true,
-    title: `dbsmack ${resolved.workload.name} on ${target.redactedUrl}`,
-  });
-  if (liveOnStdout) {
-    const head = sysbenchHeadLines({
-      workload: resolved.workload.name,
-      url: target.redactedUrl,
-      threads: plan.clients,
-      rate: plan.rate?.perSec,
-      reportInterval: plan.reportIntervalS,
-    });
-    process.stdout.write(`${head.join('\n')}\n`);
-  }
+  // The run plans and finishes itself (run/run.ts); the screen checks what it writes and shows it.
   const controller = new RunController();
-  const uninstall = installSignals(() => controller.stop());
-  let result: RunResult | undefined;
-  progress.runStarted(plan.clients);
-  try {
-    result = await runWithErrors(
-      {
-        plan,
-        workload: resolved.workload,
-        options: resolved.options,
-        workers,
-        probes: metrics ? [metrics.probe, ...probes] : probes,
-        ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
-        ...(o.label !== undefined ? { label: o.label } : {}),
-        ...(thresholds.length > 0
-          ? { beforeStart: ({ types }: { types: string[] }) => checkThresholdTypes(thresholds, types) }
-          : {}),
-        ...(watch !== undefined ? { check: watch.check.bind(watch) } : {}),
-        onInterval: (p: IntervalPoint) => {
-          if (!sysbench) {
-            // under --stages the line shows the clients of the interval's stage
-            const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
-            if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
-            else progress.interval(p);
-            return;
-          }
-          // sysbench prints whole intervals only, in its own layout
-          const line =
-            p.dur >= plan.reportIntervalS - 1e-6
-              ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
-              : null;
-          // cut to the terminal's width by whole fields, as progress lines are (the JSON keeps every figure)
-          if (liveOnStdout && line !== null) {
-            const cols = process.stdout.columns || 80;
-            process.stdout.write(
-              `${line
-                .split('\n')
-                .map((l) => fitIntervalLine(l, cols))
-                .join('\n')}\n`,
-            );
-          }
-          progress.interval(p, line);
-        },
-        log: (m: string) => progress.log(redactSecrets(m)),
-        controller,
-      },
-      'run',
-    );
-  } finally {
-    progress.runFinished(
-      result && {
-        qps: result.totals.qps,
-        p95_ms: result.events.latency_ms.p95,
-        errors: result.totals.errors,
-      },
-    );
-    progress.done();
-    uninstall();
-    if (result === undefined) await metrics?.finish(true);
-  }
+  const screen = new RunScreen(o, resolved.workload, controller);
+  const result = await runWorkload(o, resolved, screen, 'run');
   if (result === undefined) {
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
-  if (thresholds.length > 0) result.thresholds = evaluateThresholds(result, thresholds, watch?.aborted);
-  await attachServerInfo(result, target, o.connectTimeout);
   const written = emitResult(result, o, render, {
     workload: resolved.workload,
     classic: o.classic === true,
-    liveIntervals: liveOnStdout,
+    liveIntervals: screen.liveOnStdout,
   });
   const recorded = recordRun(result, o);
-  await metrics?.finish(controller.interrupted);
+  await screen.metrics?.finish(controller.interrupted);
   if (!written || !recorded) return controller.interrupted ? EXIT.interrupted : EXIT.output;
   return exitCodeFor(result, controller.interrupted);
+}
+
+/**
+ * What `run` writes and shows around its run: the output paths checked once the run is planned, then the
+ * live metrics, the progress (or sysbench's interval lines live on stdout) and the two-stage Ctrl-C.
+ */
+class RunScreen implements RunFront {
+  metrics: MetricsSession | undefined;
+  /** sysbench's interval lines went live to stdout (and are left out of the final report). */
+  liveOnStdout = false;
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly workload: Workload,
+    private readonly controller: RunController,
+  ) {}
+
+  planned(): void {
+    const o = this.o;
+    // Every file the run will write is checked before it starts: a bad path must not cost the run.
+    if (o.out) checkOutputFile(o.out, '--out');
+    checkHistoryPath(o.history);
+  }
+
+  async open({ target, plan }: PlannedRun): Promise<FrontHooks> {
+    const { o, workload, controller } = this;
+    // --metrics-listen binds before anything connects: a port in use must not cost the run.
+    const metrics = await openMetrics(o, { workload: workload.name, target, label: o.label }, say);
+    this.metrics = metrics;
+    const tty = process.stderr.isTTY === true;
+    const sysbench = o.format === 'sysbench';
+    // sysbench prints its --report-interval lines live on stdout. So does dbsmack when stdout is a terminal,
+    // and leaves them out of the final report; in a pipe they come in the final report, one whole document.
+    const liveOnStdout =
+      sysbench && plan.reportIntervalGiven === true && process.stdout.isTTY === true && !(o.quiet && o.out);
+    this.liveOnStdout = liveOnStdout;
+    const progress = await createProgress({
+      totalRuns: 1,
+      ...(plan.timeS !== undefined ? { runSeconds: plan.timeS + plan.warmupS } : {}),
+      // A terminal gets the redrawn status (with the interval lines kept above it); elsewhere --progress
+      // asks for plain lines. With sysbench's lines live on the terminal, they are the progress: a status
+      // redrawn on the same screen would tear them apart.
+      mode: o.progress || (tty && !o.quiet) ? (tty ? (liveOnStdout ? 'off' : 'status') : 'lines') : 'off',
+      keepLines: true,
+      title: `dbsmack ${workload.name} on ${target.redactedUrl}`,
+    });
+    if (liveOnStdout) {
+      const head = sysbenchHeadLines({
+        workload: workload.name,
+        url: target.redactedUrl,
+        threads: plan.clients,
+        rate: plan.rate?.perSec,
+        reportInterval: plan.reportIntervalS,
+      });
+      process.stdout.write(`${head.join('\n')}\n`);
+    }
+    const uninstall = installSignals(() => controller.stop());
+    progress.runStarted(plan.clients);
+    return {
+      ...(metrics ? { probes: [metrics.probe], onSnapshot: metrics.onSnapshot } : {}),
+      ...(o.label !== undefined ? { label: o.label } : {}),
+      onInterval: (p: IntervalPoint) => {
+        if (!sysbench) {
+          // under --stages the line shows the clients of the interval's stage
+          const stageClients = p.stage !== undefined ? plan.stages?.[p.stage - 1]?.clients : undefined;
+          if (stageClients !== undefined) progress.interval(p, renderIntervalLine(p, stageClients));
+          else progress.interval(p);
+          return;
+        }
+        // sysbench prints whole intervals only, in its own layout
+        const line =
+          p.dur >= plan.reportIntervalS - 1e-6
+            ? sysbenchIntervalLines(p, plan.clients, plan.percentile ?? 95).join('\n')
+            : null;
+        // cut to the terminal's width by whole fields, as progress lines are (the JSON keeps every figure)
+        if (liveOnStdout && line !== null) {
+          const cols = process.stdout.columns || 80;
+          process.stdout.write(
+            `${line
+              .split('\n')
+              .map((l) => fitIntervalLine(l, cols))
+              .join('\n')}\n`,
+          );
+        }
+        progress.interval(p, line);
+      },
+      log: (m: string) => progress.log(redactSecrets(m)),
+      controller,
+      closed: async (result) => {
+        progress.runFinished(
+          result && {
+            qps: result.totals.qps,
+            p95_ms: result.events.latency_ms.p95,
+            errors: result.totals.errors,
+          },
+        );
+        progress.done();
+        uninstall();
+        if (result === undefined) await metrics?.finish(true);
+      },
+    };
+  }
 }
 
 /**
@@ -580,7 +357,7 @@ export async function adminCommand(
     process.stdout.write(workloadHelp(what, arg, workload));
     return EXIT.ok;
   }
-  const target = !o.dbGiven && workload.defaultTarget ? workload.defaultTarget() : parseTarget(o.db);
+  const target = targetFor(o, workload);
   const fn = workload[what];
   if (fn === undefined) {
     say(`dbsmack: ${workload.name} has nothing to ${what}`);

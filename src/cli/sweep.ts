@@ -1,6 +1,6 @@
 /**
  * `dbsmack sweep WORKLOAD --clients 1,2,4 --repeat N`: runs every client count N times, one run after the
- * other through the same `runOnce` as `run`, and saves each run the moment it finishes (history and
+ * other through the same `runPlanned` as `run`, and saves each run the moment it finishes (history and
  * `--out`), so an interrupted sweep keeps everything it measured. Every option of `run` is accepted too
  * (copied from the run command), so options added to `run` later work in sweeps without changes here.
  */
@@ -11,34 +11,27 @@ import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import { SWEEP_SCHEMA, type SweepResult, type SweepRun } from '../analysis/types.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
-import { parseTarget } from '../driver/url.ts';
 import { RunController } from '../engine/run-once.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { readJsonFile } from '../store/documents.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
+import { profileProbesFrom } from '../run/probes.ts';
+import { runPlanned } from '../run/run.ts';
 import { EXIT, InputError, UsageError } from './errors.ts';
 import { helpDefault, workloadHelp } from './help.ts';
-import {
-  addHistoryOptions,
-  attachServerInfo,
-  checkHistoryPath,
-  openHistoryForWrite,
-} from './history-options.ts';
+import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
 import { openMetrics } from './metrics-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
-import { profileProbesFrom } from './profile-options.ts';
 import {
   installSignals,
-  planFrom,
   type ResolvedWorkload,
   type RunOptions,
   resolveWorkload,
-  runWithErrors,
   type WorkloadCommand,
-  workersFor,
 } from './run.ts';
 import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
@@ -178,15 +171,6 @@ export function schedule(
   return out;
 }
 
-/**
- * The target, as `run` chooses it: `--db`, unless a workload that names its own target (a smack file's
- * client blocks, through an optional `defaultTarget()`) runs without `--db`.
- */
-function targetFor(run: RunOptions, resolved: ResolvedWorkload): Target {
-  const own = (resolved.workload as { defaultTarget?: () => Target }).defaultTarget;
-  return !run.dbGiven && typeof own === 'function' ? own.call(resolved.workload) : parseTarget(run.db);
-}
-
 const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
 
 async function sweepCommand(
@@ -232,7 +216,7 @@ async function sweepCommand(
   // Resolve every client count up front, so that a bad workload or option fails before the first run.
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
-  const target = targetFor(run, resolved);
+  const target = targetFor(run, resolved.workload);
   // every client count must fit the machine before the first run starts
   for (const c of o.clients) workersFor(run.workers, target.driver, c);
   const shape = sweepSettings(arg, rest, run, target);
@@ -338,7 +322,7 @@ async function sweepCommand(
       const w = await workloadFor(step.clients);
       const plan = planFrom({ ...run, clients: step.clients }, target, w);
       progress.runStarted(step.clients, step.repeat);
-      const result = await runWithErrors(
+      const result = await runPlanned(
         {
           plan,
           workload: w.workload,
@@ -350,13 +334,13 @@ async function sweepCommand(
           onInterval: (p: IntervalPoint) => progress.interval(p),
           log,
           controller,
+          serverInfo: { connectTimeoutS: run.connectTimeout },
         },
         'sweep',
       );
       // No summary: the sweep's own line per run (below, with stalls and the profile) says it once.
       progress.runFinished();
       if (result === undefined) break;
-      await attachServerInfo(result, target, run.connectTimeout);
       settings ??= result.server?.settings;
       const sr = summarizeRun(result, step.repeat);
       done.push({ clients: step.clients, run: sr });

@@ -1,6 +1,6 @@
 /**
- * One complete run, reusable by every command that runs workloads (`run`, `sweep`): optional prepare,
- * the engine, the probes that watch the server while it is measured, and the RunResult.
+ * One complete run, reusable by every command that runs workloads (through run/run.ts `runPlanned`):
+ * optional prepare, the engine, the probes that watch the server while it is measured, and the RunResult.
  */
 
 import { ioNote, loadConnectorOf, loadIoOf } from '../driver/connectors.ts';

@@ -2,9 +2,9 @@
  * The public API for workload modules: `import { defineWorkload } from 'dbsmack'`.
  */
 
-export { UsageError } from './cli/errors.ts';
 export { DbError } from './driver/errors.ts';
 export type { Connection, DriverName, PreparedStatement, Row, Target } from './driver/types.ts';
+export { UsageError } from './errors.ts';
 export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
 export { defineWorkload } from './workload/define.ts';

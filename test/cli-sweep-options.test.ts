@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Command } from '@commander-js/extra-typings';
-import { UsageError } from '../src/cli/errors.ts';
 import { buildProgram, runInvocation } from '../src/cli/main.ts';
 import { parseClientList, registerSweep, schedule } from '../src/cli/sweep.ts';
+import { UsageError } from '../src/errors.ts';
 
 test('client lists parse, keep their order, drop duplicates, and reject junk', () => {
   assert.deepEqual(parseClientList('1,2,4, 8,4'), [1, 2, 4, 8]);

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { test } from 'node:test';
-import { UsageError } from '../src/cli/errors.ts';
 import { parseListenAddress } from '../src/cli/metrics-options.ts';
 import { registerSecret } from '../src/driver/redact.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { UsageError } from '../src/errors.ts';
 import {
   decodeHistogram,
   encodeHistogram,

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { UsageError } from '../src/cli/errors.ts';
 import { redactSecrets } from '../src/driver/redact.ts';
 import { parseTarget, redactUrlText } from '../src/driver/url.ts';
+import { UsageError } from '../src/errors.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
 

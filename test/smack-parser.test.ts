@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { InputError } from '../src/cli/errors.ts';
+import { InputError } from '../src/errors.ts';
 import { compileSmack } from '../src/workload/smack/compile.ts';
 import { SmackError } from '../src/workload/smack/errors.ts';
 import { parseSmack } from '../src/workload/smack/parser.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { UsageError } from '../src/cli/errors.ts';
 import { splitWorkloadArgs, type WorkloadOptionKind } from '../src/cli/parse.ts';
 import { questionToDollar } from '../src/driver/placeholders.ts';
 import { kindOfSql } from '../src/engine/client.ts';
+import { UsageError } from '../src/errors.ts';
 import {
   decodeHistogram,
   encodeHistogram,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { UsageError } from '../src/cli/errors.ts';
 import { redactSecrets } from '../src/driver/redact.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { UsageError } from '../src/errors.ts';
 
 test('sqlite URLs resolve to absolute paths', () => {
   const t = parseTarget('sqlite:./x.sqlite', {});

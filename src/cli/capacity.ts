@@ -15,11 +15,11 @@ import {
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import { RunController } from '../engine/run-once.ts';
+import { EXIT, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { renderCapacityText } from '../report/capacity-text.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { runPlanned } from '../run/run.ts';
-import { EXIT, UsageError } from './errors.ts';
 import { workloadHelp } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt } from './parse.ts';

@@ -13,19 +13,14 @@ import {
   seriesFromRuns,
   seriesFromSweep,
 } from '../analysis/compare.ts';
+import { EXIT, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../report/compare-text.ts';
 import { type LabelledResult, type ProfiledResult, renderProfileComparison } from '../report/profile.ts';
 import { DocumentReader, type LoadedInput } from '../store/documents.ts';
-import { EXIT, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { nonNegativeInt } from './parse.ts';
-
-/** A significant ratio crossed --fail-below / --fail-above. */
-export const EXIT_REGRESSION = 6;
-/** A ratio crossed the threshold but too few repeats to tell whether it is real. */
-export const EXIT_INCONCLUSIVE = 7;
 
 function ratioArg(name: string) {
   return (v: string): number => {
@@ -152,11 +147,11 @@ function compareCommand(args: string[], o: CompareOpts): number {
     .join(' or ');
   if (g.failed.length > 0) {
     say(`dbsmack: significant ratio ${limit}: ${g.failed.join('; ')}`);
-    return EXIT_REGRESSION;
+    return EXIT.regression;
   }
   if (g.inconclusive.length > 0) {
     say(`dbsmack: ratio ${limit} that too few repeats cannot confirm: ${g.inconclusive.join('; ')}`);
-    return EXIT_INCONCLUSIVE;
+    return EXIT.inconclusive;
   }
   return EXIT.ok;
 }
@@ -194,12 +189,12 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
     .option('--format <fmt>', 'text, markdown, csv or json (dbsmack/compare@1)', 'text')
     .option(
       '--fail-below <r>',
-      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio below R (${EXIT_INCONCLUSIVE}: below R, but one run a side cannot tell)`,
+      `exit ${EXIT.regression} when any client count shows a significant ratio below R (${EXIT.inconclusive}: below R, but one run a side cannot tell)`,
       ratioArg('--fail-below'),
     )
     .option(
       '--fail-above <r>',
-      `exit ${EXIT_REGRESSION} when any client count shows a significant ratio above R, for latency (${EXIT_INCONCLUSIVE} as above)`,
+      `exit ${EXIT.regression} when any client count shows a significant ratio above R, for latency (${EXIT.inconclusive} as above)`,
       ratioArg('--fail-above'),
     )
     .option('--alpha <a>', 'significance level', alphaArg, 0.05)

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, type Node, type Pair, parseDocument, type YAMLMap } from 'yaml';
-import { InputError } from './errors.ts';
+import { InputError } from '../errors.ts';
 
 /** What the plan needs to know of one option of `run`: its name and whether it is a flag (no value). */
 export interface RunOptionSpec {

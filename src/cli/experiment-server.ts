@@ -11,7 +11,7 @@ import path from 'node:path';
 import { loadDriver } from '../driver/index.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
-import { ConnectError, EXIT, UserError } from './errors.ts';
+import { ConnectError, EXIT, UserError } from '../errors.ts';
 
 /** A server command that failed, or a server that did not come back: the experiment stops (exit 4). */
 export class ServerControlError extends UserError {

@@ -23,17 +23,17 @@ import { summarizeRun } from '../analysis/sweep-build.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { RunController } from '../engine/run-once.ts';
+import { EXIT, InputError, UsageError, UserError } from '../errors.ts';
 import type { ServerSched } from '../metrics/profile-types.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
 import { createProgress } from '../report/progress.ts';
-import { readJsonFile } from '../store/documents.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
+import { readJsonFile } from '../store/documents.ts';
 import type { History } from '../store/history.ts';
 import { profileSideBySide } from './compare.ts';
-import { EXIT, InputError, UsageError, UserError } from './errors.ts';
 import {
   armFingerprint,
   type ExperimentPlan,

@@ -1,7 +1,7 @@
 /** `dbsmack gen-data -n N -f FORMAT`: super-smack's data generator, built in. */
 import type { Command } from '@commander-js/extra-typings';
+import { UsageError } from '../errors.ts';
 import { GenDataFormatError, writeGenData } from '../workload/smack/gen-data.ts';
-import { UsageError } from './errors.ts';
 import { checkOutputFile, fsReason, isSystemError, OutputError, openOutputStream } from './output.ts';
 import { nonNegativeInt, positiveInt } from './parse.ts';
 

@@ -8,10 +8,10 @@ import { accessSync, constants, existsSync, type Stats, statSync } from 'node:fs
 import path from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { Option } from '@commander-js/extra-typings';
+import { InputError, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { History, HistoryError } from '../store/history.ts';
 import { historyPathFrom } from '../store/history-path.ts';
-import { InputError, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { checkOutputFile, fsReason, isSystemError, say } from './output.ts';
 

@@ -1,11 +1,11 @@
 /** `dbsmack history` (list what was recorded) and `dbsmack show ID` (one run or sweep). */
 import type { Command } from '@commander-js/extra-typings';
 import { Option } from '@commander-js/extra-typings';
+import { EXIT, UsageError } from '../errors.ts';
 import { renderHistoryList, renderSettings } from '../report/history-text.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { renderRunText } from '../report/text.ts';
 import { DocumentReader } from '../store/documents.ts';
-import { EXIT, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
 

@@ -5,11 +5,11 @@
 import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { DEFAULT_URL } from '../driver/url.ts';
+import { EXIT, UserError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { builtinNames } from '../workload/registry.ts';
 import { registerCapacity } from './capacity.ts';
 import { registerCompare } from './compare.ts';
-import { EXIT, UserError } from './errors.ts';
 import { registerExperiment } from './experiment.ts';
 import { registerGenData } from './gen-data.ts';
 import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';

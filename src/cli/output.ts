@@ -26,7 +26,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { redactSecrets } from '../driver/redact.ts';
-import { EXIT, UsageError, UserError } from './errors.ts';
+import { EXIT, UsageError, UserError } from '../errors.ts';
 
 /** Results go to stdout; progress and messages to stderr, so pipes stay clean. */
 export function say(message: string): void {

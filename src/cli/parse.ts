@@ -1,4 +1,4 @@
-import { UsageError } from './errors.ts';
+import { UsageError } from '../errors.ts';
 
 /** Parse a positive integer option value; commander hands us strings. */
 export function positiveInt(name: string) {

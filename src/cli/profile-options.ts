@@ -4,12 +4,11 @@
  * `profileProbesFrom(options)` turns them into the RunProbes to hand to `runOnce`.
  */
 import { Option } from '@commander-js/extra-typings';
+import { UsageError } from '../errors.ts';
 import { expandCpuList, POLICIES } from '../probe/server-sched.ts';
-import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { positiveInt } from './parse.ts';
 import { stacksOptions } from './stacks-options.ts';
-
 
 function niceValue(v: string): number {
   const n = Number(v);

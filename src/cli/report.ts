@@ -7,6 +7,7 @@ import path from 'node:path';
 import { type Command, Option } from '@commander-js/extra-typings';
 import type { Metric } from '../analysis/compare.ts';
 import { redactSecrets } from '../driver/redact.ts';
+import { InputError, UsageError } from '../errors.ts';
 import { reportCharts } from '../report/charts.ts';
 import { renderHtml } from '../report/html.ts';
 import { resolveReportInputs } from '../report/inputs.ts';
@@ -14,7 +15,6 @@ import { renderMarkdown } from '../report/markdown.ts';
 import { buildReportModel } from '../report/model.ts';
 import { svgToPng } from '../report/png.ts';
 import { renderCharts } from '../report/render-svg.ts';
-import { InputError, UsageError } from './errors.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { checkOutputDir, checkOutputFile, ensureOutputDir, say, writeOutputFile } from './output.ts';
 

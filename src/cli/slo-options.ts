@@ -6,8 +6,8 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import type { RunPlan } from '../engine/protocol.ts';
+import { UsageError } from '../errors.ts';
 import type { StagePlan } from '../metrics/outcome.ts';
-import { UsageError } from './errors.ts';
 import { parseStages } from './stages-parse.ts';
 import { parseThreshold } from './threshold-parse.ts';
 

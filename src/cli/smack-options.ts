@@ -3,7 +3,7 @@
  * (so that every worker sees them); the CLI passes them on as workload options.
  */
 import { Option } from '@commander-js/extra-typings';
-import { UsageError } from './errors.ts';
+import { UsageError } from '../errors.ts';
 import { helpDefault } from './help.ts';
 
 export interface SmackCliOptions {

@@ -7,9 +7,9 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { Option } from '@commander-js/extra-typings';
 import type { RunProbe } from '../engine/run-once.ts';
+import { UsageError } from '../errors.ts';
 import { CodeProbe, DEFAULT_WINDOW_S } from '../probe/code-probe.ts';
 import { FUNCTION_NAME } from '../probe/uprobes.ts';
-import { UsageError } from './errors.ts';
 
 /** What the options parse into (a subset of a command's options). */
 export interface StacksCliOptions {

@@ -2,8 +2,9 @@
  * `--stages 30s:8,60s:64,30s:8` and `--rate-stages 30s:1000,60s:5000`: a list of DURATION:NUMBER. A
  * malformed list names the column of the first character that does not fit.
  */
+
+import { UsageError } from '../errors.ts';
 import type { StagePlan } from '../metrics/outcome.ts';
-import { UsageError } from './errors.ts';
 
 /** A bad character of a one-line expression: the message names its column (from 1), the hint points at it. */
 export function columnError(option: string, text: string, index: number, what: string): UsageError {

@@ -12,15 +12,15 @@ import { SWEEP_SCHEMA, type SweepResult, type SweepRun } from '../analysis/types
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { RunController } from '../engine/run-once.ts';
+import { EXIT, InputError, UsageError } from '../errors.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
-import { readJsonFile } from '../store/documents.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
-import { EXIT, InputError, UsageError } from './errors.ts';
+import { readJsonFile } from '../store/documents.ts';
 import { helpDefault, workloadHelp } from './help.ts';
 import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
 import { openMetrics } from './metrics-options.ts';

@@ -5,8 +5,8 @@
  */
 import { type Command, Option } from '@commander-js/extra-typings';
 import { registerSecret } from '../driver/redact.ts';
+import { UsageError } from '../errors.ts';
 import type { RatePlan, StagePlan } from '../metrics/outcome.ts';
-import { UsageError } from './errors.ts';
 import { helpDefault } from './help.ts';
 import { seconds } from './parse.ts';
 

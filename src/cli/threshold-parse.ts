@@ -9,7 +9,7 @@ import {
   type ThresholdMetric,
   type ThresholdSpec,
 } from '../analysis/threshold-spec.ts';
-import { UsageError } from './errors.ts';
+import { UsageError } from '../errors.ts';
 import { Scanner } from './stages-parse.ts';
 
 const METRICS: readonly string[] = [...LATENCY_METRICS, 'errors', 'qps', 'tps'];

@@ -4,9 +4,9 @@
  * their defaults; a smack file's `$1 $2 …`) to the command's help.
  */
 import { type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
+import { UsageError } from '../errors.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload } from '../workload/types.ts';
-import { UsageError } from './errors.ts';
 import { workloadHelp } from './help.ts';
 
 /** The help option of a command that takes a WORKLOAD. */

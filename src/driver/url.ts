@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../errors.ts';
 import { registerSecret } from './redact.ts';
 import type { DriverName, MysqlConnector, PostgresConnector, Target } from './types.ts';
 

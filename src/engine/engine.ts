@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
+import { UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
 import {
   decodeHistogram,
@@ -67,11 +68,14 @@ export class StartError extends Error {
   readonly phase: FailMessage['phase'];
   readonly error: DbError;
   readonly clientId: number | undefined;
+  /** The user error the worker failed with, as it was thrown there (code, exit code, hint). */
+  readonly userError: UserError | undefined;
   constructor(f: FailMessage) {
     super(f.error.message);
     this.phase = f.phase;
     this.error = DbError.fromJSON(f.error);
     this.clientId = f.clientId;
+    this.userError = f.userError ? UserError.fromJSON(f.userError) : undefined;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { SerializedDbError } from '../driver/errors.ts';
 import type { Target } from '../driver/types.ts';
+import type { SerializedUserError } from '../errors.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary, MeasurePlan } from '../metrics/outcome.ts';
 import type { WorkloadRef } from '../workload/types.ts';
@@ -127,6 +128,8 @@ export interface FailMessage {
   workerIndex: number;
   phase: 'load' | 'connect' | 'setup';
   error: SerializedDbError;
+  /** When the failure is a user error (bad input in a workload, a bad URL): its code, exit code and hint. */
+  userError?: SerializedUserError;
   clientId?: number;
 }
 

@@ -7,6 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
+import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { initHistograms } from '../metrics/histogram.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
@@ -123,18 +124,17 @@ async function onInit(m: InitMessage): Promise<void> {
       type: 'fail',
       workerIndex: m.workerIndex,
       phase,
-      error: errorPayload(err, e),
+      error: err.toJSON(),
+      ...userErrorOf(e),
       ...(currentClient !== undefined ? { clientId: currentClient } : {}),
     });
   }
 }
 
-/** Keep the user-facing class of errors that are not database errors (bad input in a workload). */
-function errorPayload(err: DbError, original: unknown): ReturnType<DbError['toJSON']> {
-  const payload = err.toJSON();
-  const name = (original as { name?: unknown })?.name;
-  if (name === 'UsageError' || name === 'InputError') payload.code = name;
-  return payload;
+/** A user error (bad input in a workload) crosses to the main thread as data: code, exit code, hint. */
+function userErrorOf(e: unknown): { userError?: SerializedUserError } {
+  const u = UserError.serialize(e);
+  return u ? { userError: u } : {};
 }
 
 function flush(now: number): void {

@@ -7,7 +7,6 @@
 
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { ThresholdWatch } from '../analysis/thresholds.ts';
-import { UsageError } from '../cli/errors.ts';
 // Up into cli/ until these two checks move down beside this file: they still live beside their parsers.
 import { checkThresholdStages } from '../cli/slo-options.ts';
 import { checkStageIntervals } from '../cli/stages-parse.ts';
@@ -16,6 +15,7 @@ import { parseTarget } from '../driver/url.ts';
 import { capacityProblem, defaultWorkers } from '../engine/engine.ts';
 import type { RunPlan } from '../engine/protocol.ts';
 import { maxStageClients, stagesLength } from '../engine/stages.ts';
+import { UsageError } from '../errors.ts';
 import type { RatePlan, StagePlan } from '../metrics/outcome.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
 

@@ -4,10 +4,10 @@
  * cli/profile-options.ts.
  */
 
-import { UsageError } from '../cli/errors.ts';
 // Up into cli/ until the code probe's part moves down beside this file: it still lives beside its options.
 import { codeProbeFrom, type StacksCliOptions } from '../cli/stacks-options.ts';
 import type { RunProbe } from '../engine/run-once.ts';
+import { UsageError } from '../errors.ts';
 import type { SchedRequest } from '../metrics/profile-types.ts';
 import { ProfileProbe } from '../probe/profile-probe.ts';
 import { type POLICIES, SchedProbe } from '../probe/server-sched.ts';

@@ -3,11 +3,11 @@
  * error it is, with its exit code and a hint (`cannot connect …`, `the tables exist already …`).
  */
 
-import { ConnectError, EXIT, InputError, UsageError, UserError } from '../cli/errors.ts';
 import { DbError } from '../driver/errors.ts';
 import type { Target } from '../driver/types.ts';
 import { AdminConnectError } from '../engine/admin.ts';
 import type { StartError } from '../engine/engine.ts';
+import { ConnectError, EXIT, UsageError, UserError } from '../errors.ts';
 
 /**
  * Server codes of a refused login, on every connector: MySQL/MariaDB 1045 (wrong password), 1698 (MariaDB:
@@ -43,8 +43,7 @@ export function connectHint(code: string): string | undefined {
 /** Turn a failure to start into the user error it is. */
 export function startErrorToUserError(e: StartError, target: Target): UserError {
   const err = e.error;
-  if (err.code === 'UsageError') return new UsageError(err.message);
-  if (err.code === 'InputError') return new InputError(err.message);
+  if (e.userError) return e.userError;
   if (e.phase === 'connect') {
     return new ConnectError(
       `cannot connect to ${target.redactedUrl}: ${err.message}`,

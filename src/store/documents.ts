@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { EXPERIMENT_SCHEMA, experimentSweeps, isExperimentDocument } from '../analysis/experiment.ts';
 import { COMPARE_SCHEMA, SWEEP_SCHEMA, type SweepResult } from '../analysis/types.ts';
-import { InputError, UsageError } from '../cli/errors.ts';
+import { InputError, UsageError } from '../errors.ts';
 import { RUN_SCHEMA, type RunResult } from '../metrics/run-result.ts';
 import { History, type HistoryEntry, HistoryError } from './history.ts';
 import { historyPathFrom } from './history-path.ts';

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../errors.ts';
 import type { OptionSpec } from './types.ts';
 
 /** `--table-size` and `--table_size` are the same option, as in sysbench. */

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { InputError, UsageError } from '../cli/errors.ts';
+import { InputError, UsageError } from '../errors.ts';
 import { sysbenchBuiltins } from './sysbench/register.ts';
 import type { Workload, WorkloadRef } from './types.ts';
 

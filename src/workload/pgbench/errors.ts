@@ -1,4 +1,4 @@
-import { InputError } from '../../cli/errors.ts';
+import { InputError } from '../../errors.ts';
 
 /** A script's text and the name it is shown under (`file.sql`, `<builtin: TPC-B (sort of)>`). */
 export interface Source {

@@ -2,7 +2,7 @@
  * The options of a pgbench script workload (`dbsmack run script.sql`, `dbsmack run pgbench`), which
  * `dbsmack pgbench` fills from pgbench's own command line.
  */
-import { UsageError } from '../../cli/errors.ts';
+import { UsageError } from '../../errors.ts';
 import type { OptionSpec } from '../types.ts';
 
 export const PGBENCH_OPTIONS: Record<string, OptionSpec> = {

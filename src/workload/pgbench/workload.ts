@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, UsageError } from '../../cli/errors.ts';
 import type { Connection, DriverName } from '../../driver/types.ts';
+import { InputError, UsageError } from '../../errors.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type { AdminContext, ClientContext, Workload, WorkloadRef } from '../types.ts';
 import { BUILTIN_SCRIPTS, findBuiltin } from './builtins.ts';

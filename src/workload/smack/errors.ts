@@ -1,4 +1,4 @@
-import { InputError } from '../../cli/errors.ts';
+import { InputError } from '../../errors.ts';
 import type { Pos } from './ast.ts';
 
 /**

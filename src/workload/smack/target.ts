@@ -5,9 +5,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { UsageError } from '../../cli/errors.ts';
 import type { DriverName, Target } from '../../driver/types.ts';
 import { parseTarget } from '../../driver/url.ts';
+import { UsageError } from '../../errors.ts';
 import type { ClientDef } from './model.ts';
 
 /** `-d` values, as super-smack spells them. */

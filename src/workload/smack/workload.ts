@@ -5,9 +5,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InputError } from '../../cli/errors.ts';
 import { loadDriver } from '../../driver/index.ts';
 import type { Connection, Target } from '../../driver/types.ts';
+import { InputError } from '../../errors.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type { AdminContext, ClientContext, OptionSpec, Workload, WorkloadRef } from '../types.ts';
 import { type CompileOptions, compileSmack } from './compile.ts';

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { checkStageIntervals, parseStages } from '../src/cli/stages-parse.ts';
+import { parseStages } from '../src/cli/stages-parse.ts';
 import { clientWindows, RampedRate, rateSegments, stageAt } from '../src/engine/stages.ts';
 import { UsageError } from '../src/errors.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
+import { checkStageIntervals } from '../src/run/checks.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { needServer, PG_URL } from './helpers/servers.ts';
 

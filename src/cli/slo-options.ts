@@ -5,8 +5,6 @@
  */
 import { type Command, Option } from '@commander-js/extra-typings';
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
-import type { RunPlan } from '../engine/protocol.ts';
-import { UsageError } from '../errors.ts';
 import type { StagePlan } from '../metrics/outcome.ts';
 import { parseStages } from './stages-parse.ts';
 import { parseThreshold } from './threshold-parse.ts';
@@ -49,40 +47,4 @@ export function addSloOptions<C extends Command<any, any, any>>(cmd: C): C {
     ),
   );
   return cmd;
-}
-
-/**
- * Thresholds that cannot be judged on this run are refused before it starts: a stage the run does not
- * have, and (once the clients are set up) a statement type the workload does not have.
- */
-export function checkThresholdStages(specs: readonly ThresholdSpec[], plan: RunPlan): void {
-  for (const t of specs) {
-    if (t.stage === undefined) continue;
-    const n = plan.stages?.length ?? 0;
-    if (n === 0) {
-      throw new UsageError(
-        `--threshold '${t.expr}': the run has no stages`,
-        'give --stages or --rate-stages, or drop {stage=…}',
-      );
-    }
-    if (t.stage > n) {
-      throw new UsageError(`--threshold '${t.expr}': the run has ${n} stage${n === 1 ? '' : 's'}`);
-    }
-  }
-}
-
-/**
- * `types`: the statement types the clients declared in their set-up (`ctx.statement`). A workload that
- * declares none of its own (only the engine's begin/commit/rollback) runs ad-hoc statements (`ctx.query`),
- * whose types appear only as they run: nothing can be checked then.
- */
-export function checkThresholdTypes(specs: readonly ThresholdSpec[], types: readonly string[]): void {
-  if (types.every((n) => n === 'begin' || n === 'commit' || n === 'rollback')) return;
-  for (const t of specs) {
-    if (t.statement === undefined || types.includes(t.statement)) continue;
-    throw new UsageError(
-      `--threshold '${t.expr}': the workload has no statement type '${t.statement}'`,
-      `its statement types: ${[...types].sort().join(', ')}`,
-    );
-  }
 }

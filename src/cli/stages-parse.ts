@@ -98,16 +98,3 @@ export function parseStages(option: string, text: string, kind: 'clients' | 'rat
   }
   return out;
 }
-
-/** Stage lengths must be whole multiples of the report interval: each interval then lies in one stage. */
-export function checkStageIntervals(option: string, stages: readonly StagePlan[], intervalS: number): void {
-  for (const [i, s] of stages.entries()) {
-    const k = s.durationS / intervalS;
-    if (Math.abs(k - Math.round(k)) > 1e-6 || Math.round(k) < 1) {
-      throw new UsageError(
-        `${option}: stage ${i + 1} lasts ${s.durationS} s, not a whole multiple of --report-interval ${intervalS} s`,
-        'each stage is measured from whole intervals: give stage lengths in whole report intervals',
-      );
-    }
-  }
-}

@@ -7,9 +7,6 @@
 
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { ThresholdWatch } from '../analysis/thresholds.ts';
-// Up into cli/ until these two checks move down beside this file: they still live beside their parsers.
-import { checkThresholdStages } from '../cli/slo-options.ts';
-import { checkStageIntervals } from '../cli/stages-parse.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { capacityProblem, defaultWorkers } from '../engine/engine.ts';
@@ -18,6 +15,7 @@ import { maxStageClients, stagesLength } from '../engine/stages.ts';
 import { UsageError } from '../errors.ts';
 import type { RatePlan, StagePlan } from '../metrics/outcome.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
+import { checkStageIntervals, checkThresholdStages } from './checks.ts';
 
 /** Where a run goes: `--db`, and whether it was given (rather than defaulted). */
 export interface TargetChoice {

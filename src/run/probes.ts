@@ -4,11 +4,12 @@
  * cli/profile-options.ts.
  */
 
-// Up into cli/ until the code probe's part moves down beside this file: it still lives beside its options.
-import { codeProbeFrom, type StacksCliOptions } from '../cli/stacks-options.ts';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 import type { RunProbe } from '../engine/run-once.ts';
 import { UsageError } from '../errors.ts';
 import type { SchedRequest } from '../metrics/profile-types.ts';
+import { CodeProbe } from '../probe/code-probe.ts';
 import { ProfileProbe } from '../probe/profile-probe.ts';
 import { type POLICIES, SchedProbe } from '../probe/server-sched.ts';
 
@@ -48,4 +49,42 @@ export function profileProbesFrom(o: ProbeOptions, context: { sweep?: boolean } 
   const code = codeProbeFrom(o, context);
   if (code) probes.push(code);
   return probes;
+}
+
+/** What the options parse into (`--profile-stacks`, `--count-calls`, …). */
+export interface StacksCliOptions {
+  profileStacks?: boolean;
+  stacksWindow?: number;
+  stacksOut?: string;
+  countCalls?: string[];
+}
+
+/** The probe the options ask for, or undefined; `sweep` writes one `--stacks-out` file per run. */
+export function codeProbeFrom(
+  o: StacksCliOptions & { serverPid?: number; connectTimeout?: number },
+  context: { sweep?: boolean } = {},
+): RunProbe | undefined {
+  const calls = o.countCalls ?? [];
+  if (o.stacksOut !== undefined && !o.profileStacks)
+    throw new UsageError('--stacks-out goes with --profile-stacks');
+  if (o.stacksWindow !== undefined && !o.profileStacks && calls.length === 0)
+    throw new UsageError('--stacks-window goes with --profile-stacks or --count-calls');
+  if (!o.profileStacks && calls.length === 0) return undefined;
+  if (o.stacksOut !== undefined) {
+    const dir = path.dirname(path.resolve(o.stacksOut));
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch {
+      throw new UsageError(`cannot write --stacks-out ${o.stacksOut}: ${dir} is not a writable directory`);
+    }
+  }
+  return new CodeProbe({
+    stacks: o.profileStacks === true,
+    countCalls: calls,
+    ...(o.stacksWindow !== undefined ? { windowS: o.stacksWindow } : {}),
+    ...(o.stacksOut !== undefined ? { outFile: o.stacksOut } : {}),
+    ...(context.sweep ? { perRunFiles: true } : {}),
+    ...(o.serverPid !== undefined ? { serverPid: o.serverPid } : {}),
+    connectTimeoutMs: (o.connectTimeout ?? 10) * 1000,
+  });
 }

@@ -4,11 +4,10 @@
  * `experiment` and `pgbench` all run through `runPlanned`; they only map options in, render and record.
  */
 
-// Up into cli/ until this check moves down beside run/plan.ts: it still lives beside its parser.
-import { checkThresholdTypes } from '../cli/slo-options.ts';
 import { StartError } from '../engine/engine.ts';
 import { type RunInput, type RunProbe, runOnce } from '../engine/run-once.ts';
 import type { RunResult } from '../metrics/run-result.ts';
+import { checkThresholdTypes } from './checks.ts';
 import { annotateStalls, type FinishSteps, finishResult } from './finish.ts';
 import { type PlannedRun, type PlannedWorkload, planRun, type RunRequest } from './plan.ts';
 import { type ProbeOptions, profileProbesFrom } from './probes.ts';

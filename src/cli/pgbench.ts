@@ -16,9 +16,8 @@ import { EXIT, UsageError } from '../errors.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { getFormat } from '../report/formats.ts';
 import { pgbenchProgressLine, renderPgbench } from '../report/pgbench.ts';
-import { attachServerInfo } from '../run/finish.ts';
 import { planFrom } from '../run/plan.ts';
-import { runWithErrors } from '../run/run.ts';
+import { runPlanned } from '../run/run.ts';
 import { adminError } from '../run/run-errors.ts';
 import { VERSION } from '../version.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
@@ -468,7 +467,7 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   const timestamps = has('progress-timestamp');
   let result: RunResult | undefined;
   try {
-    result = await runWithErrors(
+    result = await runPlanned(
       {
         plan,
         workload,
@@ -485,6 +484,7 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
         log: (m: string) => say(redactSecrets(m)),
         controller,
         ...(last('label') !== undefined ? { label: last('label') as string } : {}),
+        serverInfo: { connectTimeoutS: connectTimeout },
       },
       'pgbench',
     );
@@ -495,7 +495,6 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
     say('dbsmack: interrupted before the run started; nothing was measured');
     return EXIT.interrupted;
   }
-  await attachServerInfo(result, target, connectTimeout);
   emitResult(result, ro, render, { workload });
   if (result.status !== 'complete') {
     say(

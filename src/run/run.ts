@@ -39,10 +39,8 @@ export async function runPlanned(spec: RunSpec, action: string): Promise<RunResu
   return result;
 }
 
-/**
- * Run once with the command's error mapping, stalls annotated (`pgbench` finishes its result itself).
- */
-export async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
+/** Run once with the command's error mapping, stalls annotated. */
+async function runWithErrors(input: RunInput, action: string): Promise<RunResult | undefined> {
   const target = input.plan.target;
   try {
     const r = await runOnce(input);

@@ -6,6 +6,7 @@
  */
 import type { RunResult } from '../metrics/run-result.ts';
 import type { Workload } from '../workload/types.ts';
+import { renderBarrelReport } from './barrel.ts';
 import { renderPgbench } from './pgbench.ts';
 import { renderProfileText } from './profile.ts';
 import { renderSysbench } from './sysbench.ts';
@@ -33,9 +34,19 @@ function withSections(text: string, r: RunResult, o: RenderOptions): string {
   return [text, ...extra].join('\n');
 }
 
+/** The text layouts a workload may name instead of the run summary (`Workload.textLayout`). */
+const TEXT_LAYOUTS: Readonly<Record<NonNullable<Workload['textLayout']>, RunRenderer>> = {
+  barrel: (r, o) => renderBarrelReport(r, o.classic === true),
+};
+
+function textOf(r: RunResult, o: RenderOptions): string {
+  const layout = o.workload?.textLayout;
+  return layout !== undefined ? TEXT_LAYOUTS[layout](r, o) : renderRunText(r);
+}
+
 /** Every format `--format` takes, in the order `formatNames` lists them. */
 const FORMATS: Readonly<Record<string, RunRenderer>> = {
-  text: (r, o) => withSections(o.workload?.renderText?.(r, o) ?? renderRunText(r), r, o),
+  text: (r, o) => withSections(textOf(r, o), r, o),
   json: (r) => `${JSON.stringify(r, null, 2)}\n`,
   sysbench: (r, o) => renderSysbench(r, o),
   pgbench: (r) => renderPgbench(r),

@@ -177,8 +177,11 @@ export interface Workload {
   ignoreErrors?(options: Readonly<Record<string, unknown>>): readonly string[];
   /** Add the workload's own figures to the finished result (pgbench's per-script statistics). */
   extendResult?(result: import('../metrics/run-result.ts').RunResult): void;
-  /** A text layout of its own for `--format text` (a smack file's Query Barrel Report). */
-  renderText?(result: import('../metrics/run-result.ts').RunResult, options: { classic?: boolean }): string;
+  /**
+   * A text layout of its own for `--format text`, by name (the layouts live in the report layer):
+   * `barrel`, super-smack's Query Barrel Report, drawn from the result's groups (`groupsOf`).
+   */
+  textLayout?: 'barrel';
   /** Called once per client in its worker after it connects; declares statements, returns the event function. */
   client(ctx: ClientContext): ClientHandler | Promise<ClientHandler>;
 }

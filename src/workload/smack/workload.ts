@@ -16,7 +16,7 @@ import { escapeWord } from './escape.ts';
 import type { Action, QueryDef, SmackModel } from './model.ts';
 import { parseSmack } from './parser.ts';
 import { type SmackPositional, smackPositionals } from './positionals.ts';
-import { buildGroups, groupIndexOf, renderBarrelReport } from './report.ts';
+import { buildGroups, groupIndexOf } from './report.ts';
 import { prepareTable } from './tables.ts';
 import { clientTarget, DB_TYPES, defaultDataDir, ensureDir } from './target.ts';
 
@@ -176,7 +176,7 @@ export function smackWorkload(ref: WorkloadRef): Workload {
         await Promise.all(opened.map((c) => c.close().catch(() => {})));
       }
     },
-    renderText: (result, o) => renderBarrelReport(model, result, o.classic === true),
+    textLayout: 'barrel',
     groupsOf: (result) => buildGroups(model, result),
     async client(ctx: ClientContext) {
       const g = groupOf(ctx.clientId);

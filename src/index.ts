@@ -1,5 +1,9 @@
 /**
  * The public API for workload modules: `import { defineWorkload } from 'dbsmack'`.
+ *
+ * The built-in sysbench workloads (workload/sysbench/) import from here on purpose, as a user's module would:
+ * they prove the public API enough to write sysbench's OLTP workloads. That is the one import in the house
+ * that runs from a layer up to this face of it.
  */
 
 export { DbError } from './driver/errors.ts';

@@ -584,6 +584,11 @@ export class CodeProbe implements RunProbe {
         'lock callers',
         `the performance schema left SOURCE empty for all ${ps.seen} lock waits it showed (this server build records no file:line for waits), so its wait history was turned off again${fromStacks ? '; the callers come from the recorded stacks' : ''}`,
       );
+    else if (ps && ps.seen === 0 && fromStacks && fromStacks.length > 0)
+      this.note(
+        'lock callers',
+        "the performance schema's wait history showed no lock waits in the window (it keeps the last few waits of each thread, read every poll), so the callers come from the recorded stacks",
+      );
     if (fromStacks && fields.stacks) {
       fields.lock_callers = fromStacks.slice(0, TOP_LOCK_CALLERS);
       if (this.window) this.window.lock_callers_from = 'stacks';

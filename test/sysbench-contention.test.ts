@@ -57,7 +57,14 @@ for (const driver of ['mysql', 'postgres'] as const) {
         '--format',
         'json',
       ]);
-      assert.equal(r.code, 0, `dbsmack ${workload}: ${r.stderr}${r.stdout.slice(0, 1500)}`);
+      if (r.code !== 0) {
+        let why = r.stdout.slice(0, 1500);
+        try {
+          const f = JSON.parse(r.stdout) as RunResult;
+          why = `${f.status}: ${f.status_reason}; errors ${JSON.stringify(f.errors)}`;
+        } catch {}
+        assert.fail(`dbsmack ${workload} exited ${r.code}: ${r.stderr}${why}`);
+      }
       const res = JSON.parse(r.stdout) as RunResult;
       assert.equal(res.status, 'complete', `${workload}: ${res.status_reason}`);
       const s = res.sysbench;

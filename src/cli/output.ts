@@ -192,12 +192,11 @@ export function ensureOutputDir(dir: string): void {
 }
 
 /**
- * Write FILE all at once: into a temporary file in the same directory, flushed to the disk, then renamed
- * over FILE, so that FILE is the old content or the new, never empty or cut short. A target that is not a
- * regular file (`/dev/stdout`, a FIFO) is written directly; a symbolic link is followed. Throws an
- * `OutputError` naming FILE, with nothing left behind.
+ * Where a write to FILE goes: the file itself after any symbolic link, whether it is not a regular file
+ * (`/dev/stdout`, a FIFO: written directly), and the temporary file beside it a regular file is written into
+ * before the rename. A directory, or a link that cannot be followed, is an `OutputError` naming FILE.
  */
-export function writeOutputFile(file: string, content: string | Buffer, mode = 0o666): void {
+function outputTarget(file: string): { target: string; direct: boolean; tmp: string } {
   let target = file;
   let st: Stats | undefined;
   try {
@@ -207,7 +206,25 @@ export function writeOutputFile(file: string, content: string | Buffer, mode = 0
     throw new OutputError(file, fsReason(e));
   }
   if (st?.isDirectory()) throw new OutputError(file, 'it is a directory');
-  if (st !== undefined && !st.isFile()) {
+  const direct = st !== undefined && !st.isFile();
+  const tmp = direct
+    ? target
+    : path.join(
+        path.dirname(target),
+        `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+      );
+  return { target, direct, tmp };
+}
+
+/**
+ * Write FILE all at once: into a temporary file in the same directory, flushed to the disk, then renamed
+ * over FILE, so that FILE is the old content or the new, never empty or cut short. A target that is not a
+ * regular file (`/dev/stdout`, a FIFO) is written directly; a symbolic link is followed. Throws an
+ * `OutputError` naming FILE, with nothing left behind.
+ */
+export function writeOutputFile(file: string, content: string | Buffer, mode = 0o666): void {
+  const { target, direct, tmp } = outputTarget(file);
+  if (direct) {
     try {
       writeFileSync(target, content);
     } catch (e) {
@@ -215,10 +232,6 @@ export function writeOutputFile(file: string, content: string | Buffer, mode = 0
     }
     return;
   }
-  const tmp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
   let fd: number | undefined;
   try {
     fd = openSync(tmp, 'wx', mode);
@@ -261,22 +274,7 @@ export interface OutputStream {
 
 /** Open FILE for a stream of writes (see `OutputStream`); a target that is not a regular file is written directly. */
 export function openOutputStream(file: string, mode = 0o666): OutputStream {
-  let target = file;
-  let st: Stats | undefined;
-  try {
-    st = statOrUndefined(file);
-    if (st !== undefined) target = realpathSync(file);
-  } catch (e) {
-    throw new OutputError(file, fsReason(e));
-  }
-  if (st?.isDirectory()) throw new OutputError(file, 'it is a directory');
-  const direct = st !== undefined && !st.isFile();
-  const tmp = direct
-    ? target
-    : path.join(
-        path.dirname(target),
-        `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-      );
+  const { target, direct, tmp } = outputTarget(file);
   let fd: number;
   try {
     fd = openSync(tmp, direct ? 'w' : 'wx', mode);

@@ -293,3 +293,35 @@ test('a sweep run flagged as an outlier is marked on the throughput chart', asyn
   const [svg] = await renderCharts([chart]);
   assert.match(svg!.svg, /red cross: an outlier among its repeats/);
 });
+
+test('a repeat that stopped early is left out of the medians when a complete one is there, and the note says so', async () => {
+  const sweep = readJson<SweepResult>('sweep-postgres.json');
+  const point = sweep.points[0]!;
+  const partial = point.runs[0]!;
+  partial.status = 'partial';
+  partial.qps = 1;
+  const doc = partial as unknown as { result: RunResult };
+  doc.result.status = 'partial';
+  doc.result.totals.qps = 1;
+  const m = buildReportModel({ inputs: [{ kind: 'sweep', source: 's.json', doc: sweep }], skipped: [] });
+  const s = m.series.find((x) => x.clients === point.clients)!;
+  const rest = point.runs.slice(1).map((r) => r.qps);
+  assert.equal(rest.length, 2);
+  assert.equal(s.n, rest.length);
+  assert.equal(s.left_out, 1);
+  assert.equal(s.qps_min, Math.min(...rest));
+  assert.equal(s.qps_median, (rest[0]! + rest[1]!) / 2);
+  assert.ok(
+    m.notes.some((n) => /is partial.*left out of the medians there/.test(n)),
+    m.notes.join('\n'),
+  );
+  // with every repeat stopped early, the figures are theirs (there is nothing else to show)
+  for (const r of point.runs) {
+    r.status = 'partial';
+    (r as unknown as { result: RunResult }).result.status = 'partial';
+  }
+  const all = buildReportModel({ inputs: [{ kind: 'sweep', source: 's.json', doc: sweep }], skipped: [] });
+  const s2 = all.series.find((x) => x.clients === point.clients)!;
+  assert.equal(s2.n, point.runs.length);
+  assert.equal(s2.left_out, undefined);
+});

@@ -40,7 +40,10 @@ export interface RepeatPoint {
 export interface SeriesPoint {
   label: string;
   clients: number;
+  /** Repeats the figures are of: the complete ones, or every one when none completed. */
   n: number;
+  /** Repeats left out of the figures because they stopped early (as `sweep` leaves them out). */
+  left_out?: number;
   qps_median: number;
   qps_min: number;
   qps_max: number;
@@ -299,8 +302,13 @@ function seriesOf(repeats: RepeatPoint[], sweeps: Map<string, SweepResult>): Ser
     else groups.set(k, [p]);
   }
   const out: SeriesPoint[] = [];
-  for (const g of groups.values()) {
+  for (let g of groups.values()) {
     const first = g[0]!;
+    // As a sweep's point (analysis/sweep-build.ts): a repeat that stopped early is left out of the figures
+    // when a complete one is there; the repeats chart still draws it.
+    const complete = g.filter((p) => p.status === 'complete');
+    const all = g;
+    if (complete.length > 0) g = complete;
     const qps = g.map((p) => p.qps);
     const sp = sweeps.get(first.label)?.points?.find((p) => p.clients === first.clients);
     out.push({
@@ -315,7 +323,8 @@ function seriesOf(repeats: RepeatPoint[], sweeps: Map<string, SweepResult>): Ser
       p50_ms: median(g.map((p) => p.p50_ms)),
       p95_ms: median(g.map((p) => p.p95_ms)),
       p99_ms: median(g.map((p) => p.p99_ms)),
-      errors: g.reduce((a, p) => a + p.errors, 0),
+      errors: all.reduce((a, p) => a + p.errors, 0),
+      ...(all.length > g.length ? { left_out: all.length - g.length } : {}),
       ...(sp?.stability ? { stability: sp.stability, stability_reason: sp.stability_reason } : {}),
     });
   }
@@ -479,6 +488,9 @@ export function buildReportModel(resolved: ReportInputs, now: Date = new Date())
 
   const labels: string[] = [];
   const byLabel = new Map<string, RunRef[]>();
+  const completeAt = new Set(
+    runs.filter((r) => r.result.status === 'complete').map((r) => `${r.label}\0${r.clients}`),
+  );
   for (const r of runs) {
     if (!byLabel.has(r.label)) {
       labels.push(r.label);
@@ -487,7 +499,7 @@ export function buildReportModel(resolved: ReportInputs, now: Date = new Date())
     byLabel.get(r.label)!.push(r);
     if (r.result.status !== 'complete') {
       notes.push(
-        `${r.source}: ${r.label} at ${r.clients} clients is ${r.result.status}${r.result.status_reason ? ` (${r.result.status_reason})` : ''}; its figures cover what was measured.`,
+        `${r.source}: ${r.label} at ${r.clients} clients is ${r.result.status}${r.result.status_reason ? ` (${r.result.status_reason})` : ''}; its figures cover what was measured${completeAt.has(`${r.label}\0${r.clients}`) ? ', and it is left out of the medians there' : ''}.`,
       );
     }
   }

@@ -88,7 +88,8 @@ export function seriesTable(m: ReportModel): TableData {
   const rows = m.series.map((s) => [
     s.label,
     String(s.clients),
-    String(s.n),
+    // as sweep's text: complete runs + runs left out of the figures
+    s.left_out ? `${s.n}+${s.left_out}` : String(s.n),
     fmtNum(s.qps_median),
     s.n > 1 ? `${fmtNum(s.qps_min)} – ${fmtNum(s.qps_max)}` : '—',
     s.n > 1 ? (s.cv * 100).toFixed(1) : '—',

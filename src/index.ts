@@ -11,6 +11,7 @@ export type { Connection, DriverName, PreparedStatement, Row, Target } from './d
 export { UsageError } from './errors.ts';
 export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
+export { seededRandom } from './seeded-random.ts';
 export { defineWorkload } from './workload/define.ts';
 export {
   C_TEMPLATE,
@@ -25,7 +26,6 @@ export {
   randomString,
   uniqueSequence,
 } from './workload/distributions.ts';
-export { seededRandom } from './workload/random.ts';
 export type {
   AdminContext,
   ClientContext,

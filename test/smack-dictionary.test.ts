@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { SeededRandom } from '../src/workload/random.ts';
+import { SeededRandom } from '../src/seeded-random.ts';
 import {
   compileUniqueTemplate,
   type DictionaryDef,

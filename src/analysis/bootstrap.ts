@@ -1,8 +1,10 @@
 /**
  * Seeded percentile bootstrap of the ratio of medians (candidate / base): resample each side with
- * replacement, take the ratio of the resampled medians, and read the interval from the spread.
+ * replacement, take the ratio of the resampled medians, and read the interval from the spread. The
+ * resamples draw from dbsmack's one seeded generator (`seeded-random.ts`), so a seed gives the same interval.
  */
-import { median, quantile, seededRandom } from './stats.ts';
+import { SeededRandom } from '../seeded-random.ts';
+import { median, quantile } from './stats.ts';
 
 export interface RatioInterval {
   ratio: number;
@@ -10,9 +12,9 @@ export interface RatioInterval {
   high: number;
 }
 
-function resample(xs: readonly number[], rnd: () => number): number[] {
+function resample(xs: readonly number[], rnd: SeededRandom): number[] {
   const out = new Array<number>(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = xs[Math.floor(rnd() * xs.length)] as number;
+  for (let i = 0; i < xs.length; i++) out[i] = xs[Math.floor(rnd.next() * xs.length)] as number;
   return out;
 }
 
@@ -26,7 +28,7 @@ export function bootstrapRatioOfMedians(
   opts: { seed?: number; resamples?: number; level?: number } = {},
 ): RatioInterval {
   const ratio = median(cand) / median(base);
-  const rnd = seededRandom(opts.seed ?? 1);
+  const rnd = new SeededRandom(opts.seed ?? 1);
   const b = opts.resamples ?? 2000;
   const level = opts.level ?? 0.95;
   const ratios: number[] = [];

@@ -1,6 +1,6 @@
 /**
  * Small descriptive statistics over plain number arrays. Written here rather than imported because the
- * handful needed (median, MAD, coefficient of variation, a seeded generator) are a few lines each, and
+ * handful needed (median, MAD, coefficient of variation) are a few lines each, and
  * their exact definitions (sample standard deviation, unscaled MAD) matter to the verdicts built on them.
  */
 
@@ -51,18 +51,6 @@ export function quantile(xs: readonly number[], p: number): number {
   const lo = Math.floor(h);
   const hi = Math.ceil(h);
   return (s[lo] as number) + (h - lo) * ((s[hi] as number) - (s[lo] as number));
-}
-
-/** A seeded 32-bit generator (mulberry32): the same seed gives the same bootstrap, so reports are reproducible. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Standard normal cumulative distribution (Abramowitz–Stegun 7.1.26 erf, |error| < 1.5e-7). */

@@ -7,7 +7,7 @@ import type { Connection, Driver, PreparedStatement, Row, Target } from '../driv
 import { nowUs } from '../metrics/clock.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary } from '../metrics/outcome.ts';
-import { SeededRandom } from '../workload/random.ts';
+import { SeededRandom } from '../seeded-random.ts';
 import type {
   ClientContext,
   ClientHandler,

@@ -7,37 +7,40 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../errors.ts';
-import { sysbenchBuiltins } from './sysbench/register.ts';
+import { BUILTIN_DESCRIPTIONS, type BuiltinName } from './catalog.ts';
 import type { Workload, WorkloadRef } from './types.ts';
 
-type Loader = () => Promise<Workload>;
+type Loader = (ref: WorkloadRef) => Promise<Workload>;
 
-/** Built-in workloads by name. Other parts register theirs here (sysbench OLTP, …). */
-const builtins = new Map<string, { description: string; load: Loader }>([
-  [
-    'select1',
-    {
-      description: 'SELECT 1 once per event: the smallest unit of client overhead',
-      load: async () => (await import('./builtin/select1.ts')).default,
-    },
-  ],
-]);
+const oltp = (key: keyof typeof import('./sysbench/oltp-workloads.ts')) => async (): Promise<Workload> =>
+  (await import('./sysbench/oltp-workloads.ts'))[key];
 
-export function registerBuiltin(name: string, description: string, load: Loader): void {
-  builtins.set(name, { description, load });
-}
+/**
+ * How each built-in is loaded, by the name `catalog.ts` gives it with its description: a static table (the
+ * type makes it name every built-in), each entry importing its module only when that workload is asked for.
+ */
+const LOADERS: Record<BuiltinName, Loader> = {
+  select1: async () => (await import('./builtin/select1.ts')).default,
+  oltp_read_only: oltp('oltpReadOnly'),
+  oltp_read_write: oltp('oltpReadWrite'),
+  oltp_write_only: oltp('oltpWriteOnly'),
+  oltp_point_select: oltp('oltpPointSelect'),
+  oltp_update_index: oltp('oltpUpdateIndex'),
+  oltp_update_non_index: oltp('oltpUpdateNonIndex'),
+  oltp_insert: oltp('oltpInsert'),
+  oltp_delete: oltp('oltpDelete'),
+  select_random_points: async () => (await import('./sysbench/select-random.ts')).selectRandomPoints,
+  select_random_ranges: async () => (await import('./sysbench/select-random.ts')).selectRandomRanges,
+  bulk_insert: async () => (await import('./sysbench/bulk-insert.ts')).bulkInsert,
+  // pgbench's scripts; its options choose the built-ins and files (see `dbsmack pgbench`)
+  pgbench: async (ref) => (await import('./pgbench/workload.ts')).pgbenchWorkload(ref),
+};
 
-for (const b of sysbenchBuiltins) registerBuiltin(b.name, b.description, b.load);
-// pgbench's scripts; its options choose the built-ins and files (see `dbsmack pgbench`)
-registerBuiltin(
-  'pgbench',
-  "pgbench: its built-in scripts (tpcb-like, select-only, simple-update) and script files, with pgbench's options",
-  async () =>
-    (await import('./pgbench/workload.ts')).pgbenchWorkload({ ref: 'pgbench', rawOptions: {}, args: [] }),
-);
+const isBuiltin = (name: string): name is BuiltinName => Object.hasOwn(LOADERS, name);
 
+/** The built-in workloads with their descriptions, in the order of `dbsmack list`. */
 export function builtinNames(): { name: string; description: string }[] {
-  return [...builtins].map(([name, b]) => ({ name, description: b.description }));
+  return Object.entries(BUILTIN_DESCRIPTIONS).map(([name, description]) => ({ name, description }));
 }
 
 /** Is this argument a workload file (as opposed to a built-in name)? */
@@ -47,11 +50,11 @@ export function isWorkloadFile(arg: string): boolean {
 
 /** Turn the WORKLOAD argument into an absolute reference, checking it exists. */
 export function resolveWorkloadArg(arg: string): string {
-  if (builtins.has(arg)) return arg;
+  if (isBuiltin(arg)) return arg;
   if (!isWorkloadFile(arg)) {
     throw new UsageError(
       `unknown workload '${arg}'`,
-      `built-in workloads: ${[...builtins.keys()].join(', ')}; or give a .smack, .sql (pgbench script), .ts or .js file`,
+      `built-in workloads: ${Object.keys(BUILTIN_DESCRIPTIONS).join(', ')}; or give a .smack, .sql (pgbench script), .ts or .js file`,
     );
   }
   if (arg === '-') return saveStdin();
@@ -81,12 +84,11 @@ function saveStdin(): string {
 let tsxRegistered = false;
 
 export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
-  if (ref.ref === 'pgbench' || ref.ref.endsWith('.sql')) {
+  if (isBuiltin(ref.ref)) return LOADERS[ref.ref](ref);
+  if (ref.ref.endsWith('.sql')) {
     const { pgbenchWorkload } = await import('./pgbench/workload.ts');
     return pgbenchWorkload(ref);
   }
-  const b = builtins.get(ref.ref);
-  if (b) return b.load();
   if (ref.ref.endsWith('.smack') || ref.ref === '-') {
     const { smackWorkload } = await import('./smack/workload.ts');
     return smackWorkload(ref);

@@ -1,9 +1,10 @@
+import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 import { defineWorkload } from '../define.ts';
 
 /** `SELECT 1` once per event: the smallest unit of client overhead, used to measure dbsmack itself. */
 export default defineWorkload({
   name: 'select1',
-  description: 'SELECT 1 once per event: the smallest unit of client overhead',
+  description: BUILTIN_DESCRIPTIONS.select1,
   options: {
     prepared: {
       type: 'bool',

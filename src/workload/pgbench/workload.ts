@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Connection, DriverName } from '../../driver/types.ts';
 import { InputError, UsageError } from '../../errors.ts';
+import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type { AdminContext, ClientContext, Workload, WorkloadRef } from '../types.ts';
 import { BUILTIN_SCRIPTS, findBuiltin } from './builtins.ts';
@@ -179,9 +180,7 @@ export function pgbenchWorkload(ref: WorkloadRef): Workload {
   const w: Workload = {
     name,
     description:
-      ref.ref === 'pgbench'
-        ? "pgbench scripts: the built-ins (tpcb-like, simple-update, select-only) and script files, with pgbench's options"
-        : `pgbench script ${displayName(ref.ref)}`,
+      ref.ref === 'pgbench' ? BUILTIN_DESCRIPTIONS.pgbench : `pgbench script ${displayName(ref.ref)}`,
     options: PGBENCH_OPTIONS,
     async prepare(ctx: AdminContext): Promise<void> {
       await initialize(ctx, initOptionsFrom(ctx.options));

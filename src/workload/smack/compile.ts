@@ -281,6 +281,17 @@ interface ClientState {
   pending: Action[];
 }
 
+type Call = Extract<MainStatement, { kind: 'call' }>;
+type Fail = (pos: Pos, msg: string, hint?: string) => never;
+
+/**
+ * `main` worked out in its order, the way super-smack executed it line by line: assignments and the values
+ * they compute (`MainValues`), then each client's calls, one method per phase of a client's life: `init`
+ * makes its group; set-up (`set_num_rounds`, `create_threads`, `connect`, `disconnect`); the query barrel
+ * (`unload_query_barrel`, `collect_threads`); the actions placed before, between or after the rounds
+ * (`query`, `sleep`, `run_save_result`); and the report's lines (`print`). `finish` closes the groups and
+ * lays out their client ids.
+ */
 function runMain(
   main: MainStatement[],
   clients: Map<string, ClientDef>,
@@ -289,275 +300,375 @@ function runMain(
   args: readonly string[],
   mainPos: Pos,
 ): Group[] {
-  const err = (pos: Pos, msg: string, hint?: string): never => {
-    throw new SmackError(file, pos, msg, hint);
-  };
-  const vars = new Map<string, Value>();
-  const states = new Map<string, ClientState>();
-  const groups: Group[] = [];
+  const m = new MainCompiler(clients, queries, file, args);
+  for (const st of main) m.statement(st);
+  return m.finish(mainPos);
+}
 
-  const evalExpr = (e: Expr): Value => {
+/** The values `main` computes: literals, `$0 $1 …`, its variables, and client statistics for after the run. */
+class MainValues {
+  private readonly vars = new Map<string, Value>();
+
+  constructor(
+    private readonly clients: Map<string, ClientDef>,
+    private readonly file: string,
+    private readonly args: readonly string[],
+    private readonly fail: Fail,
+  ) {}
+
+  assign(name: string, e: Expr): void {
+    this.vars.set(name, this.value(e));
+  }
+
+  value(e: Expr): Value {
     switch (e.kind) {
       case 'number':
         return e.text;
       case 'string':
         return e.value;
-      case 'arg': {
-        if (e.index === 0) return file;
-        const v = args[e.index - 1];
-        if (v === undefined) {
-          err(
-            e.pos,
-            `$${e.index} refers to command-line argument ${e.index}, but ${args.length} argument${args.length === 1 ? ' was' : 's were'} given`,
-            `run it as dbsmack run ${file} ${Array.from({ length: e.index }, (_, k) => `ARG${k + 1}`).join(' ')}`,
-          );
-        }
-        return v as string;
-      }
+      case 'arg':
+        return this.arg(e);
       case 'var': {
-        const v = vars.get(e.name);
+        const v = this.vars.get(e.name);
         if (v === undefined)
-          err(e.pos, `$${e.name} is used before it is assigned`, `assign it first: $${e.name} = …;`);
+          this.fail(e.pos, `$${e.name} is used before it is assigned`, `assign it first: $${e.name} = …;`);
         return v as Value;
       }
-      case 'stat': {
-        const c = clients.get(e.client);
-        if (c === undefined) err(e.pos, `${e.client}::… names client "${e.client}", which is not defined`);
-        if (e.type === undefined) {
-          if (!(CLIENT_STATS as readonly string[]).includes(e.stat)) {
-            err(
-              e.pos,
-              `unknown client statistic '${e.stat}'`,
-              `${e.client}::${CLIENT_STATS.join(`, ${e.client}::`)}`,
-            );
-          }
-        } else {
-          if (!(TYPE_STATS as readonly string[]).includes(e.stat)) {
-            err(e.pos, `unknown query statistic '${e.stat}'`, `use ${TYPE_STATS.join(', ')}`);
-          }
-          const types = new Set(
-            (c as ClientDef).barrel.flatMap((a) => (a.kind === 'query' ? [a.query.type] : [])),
-          );
-          if (!types.has(e.type)) {
-            err(
-              e.pos,
-              `client "${e.client}" runs no query of type '${e.type}'`,
-              types.size > 0 ? `its types: ${[...types].join(', ')}` : 'it has no query_barrel',
-            );
-          }
-        }
-        const { client, type, stat } = e;
-        return (s: StatLookup) => s(client, type, stat).toFixed(6);
-      }
+      case 'stat':
+        return this.stat(e);
       case 'concat': {
-        const parts = e.parts.map(evalExpr);
+        const parts = e.parts.map((p) => this.value(p));
         if (parts.every((p) => typeof p === 'string')) return parts.join('');
         return (s: StatLookup) => parts.map((p) => (typeof p === 'string' ? p : p(s))).join('');
       }
     }
-  };
-  const now = (e: Expr, what: string): string => {
-    const v = evalExpr(e);
+  }
+
+  /** A value known before the run (not a statistic). */
+  now(e: Expr, what: string): string {
+    const v = this.value(e);
     if (typeof v !== 'string') {
-      err(e.pos, `${what} needs a value known before the run; client::… statistics exist only after it`);
+      this.fail(
+        e.pos,
+        `${what} needs a value known before the run; client::… statistics exist only after it`,
+      );
     }
     return v as string;
-  };
-  const int = (e: Expr, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const s = now(e, what).trim();
+  }
+
+  int(e: Expr, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const s = this.now(e, what).trim();
     if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) {
-      err(e.pos, `${what} expects a whole number from ${min} to ${max}, got '${s}'`);
+      this.fail(e.pos, `${what} expects a whole number from ${min} to ${max}, got '${s}'`);
     }
     return Number(s);
-  };
-  const arity = (st: Extract<MainStatement, { kind: 'call' }>, n: number | [number, number]): void => {
-    const [lo, hi] = typeof n === 'number' ? [n, n] : n;
-    if (st.args.length < lo || st.args.length > hi) {
-      err(
-        st.methodPos,
-        `${st.method} takes ${lo === hi ? lo : `${lo} or ${hi}`} parameter${hi === 1 ? '' : 's'}, got ${st.args.length}`,
-      );
-    }
-  };
+  }
 
-  for (const st of main) {
+  private arg(e: Extract<Expr, { kind: 'arg' }>): string {
+    if (e.index === 0) return this.file;
+    const v = this.args[e.index - 1];
+    if (v === undefined) {
+      const n = this.args.length;
+      this.fail(
+        e.pos,
+        `$${e.index} refers to command-line argument ${e.index}, but ${n} argument${n === 1 ? ' was' : 's were'} given`,
+        `run it as dbsmack run ${this.file} ${Array.from({ length: e.index }, (_, k) => `ARG${k + 1}`).join(' ')}`,
+      );
+    }
+    return v as string;
+  }
+
+  /** `client::stat` or `client::type.stat`: checked now, read from the run's figures when printed. */
+  private stat(e: Extract<Expr, { kind: 'stat' }>): Value {
+    const c = this.clients.get(e.client);
+    if (c === undefined) this.fail(e.pos, `${e.client}::… names client "${e.client}", which is not defined`);
+    if (e.type === undefined) {
+      if (!(CLIENT_STATS as readonly string[]).includes(e.stat)) {
+        this.fail(
+          e.pos,
+          `unknown client statistic '${e.stat}'`,
+          `${e.client}::${CLIENT_STATS.join(`, ${e.client}::`)}`,
+        );
+      }
+    } else {
+      if (!(TYPE_STATS as readonly string[]).includes(e.stat)) {
+        this.fail(e.pos, `unknown query statistic '${e.stat}'`, `use ${TYPE_STATS.join(', ')}`);
+      }
+      const types = new Set(
+        (c as ClientDef).barrel.flatMap((a) => (a.kind === 'query' ? [a.query.type] : [])),
+      );
+      if (!types.has(e.type)) {
+        this.fail(
+          e.pos,
+          `client "${e.client}" runs no query of type '${e.type}'`,
+          types.size > 0 ? `its types: ${[...types].join(', ')}` : 'it has no query_barrel',
+        );
+      }
+    }
+    const { client, type, stat } = e;
+    return (s: StatLookup) => s(client, type, stat).toFixed(6);
+  }
+}
+
+class MainCompiler {
+  private readonly states = new Map<string, ClientState>();
+  private readonly groups: Group[] = [];
+  private readonly values: MainValues;
+  private readonly fail: Fail;
+
+  constructor(
+    private readonly clients: Map<string, ClientDef>,
+    private readonly queries: Map<string, QueryDef>,
+    file: string,
+    args: readonly string[],
+  ) {
+    this.fail = (pos, msg, hint) => {
+      throw new SmackError(file, pos, msg, hint);
+    };
+    this.values = new MainValues(clients, file, args, this.fail);
+  }
+
+  statement(st: MainStatement): void {
     if (st.kind === 'assign') {
-      vars.set(st.name, evalExpr(st.value));
-      continue;
+      this.values.assign(st.name, st.value);
+      return;
     }
-    const c = clients.get(st.client);
-    if (c === undefined) {
-      err(
-        st.pos,
-        `client "${st.client}" is not defined`,
-        clients.size > 0
-          ? `clients: ${[...clients.keys()].join(', ')}`
-          : 'define it with client "NAME" { … }',
-      );
-    }
-    const client = c as ClientDef;
-    if (!METHODS.includes(st.method)) {
-      err(
-        st.methodPos,
-        `unknown method '${st.method}' called for client '${st.client}'`,
-        `methods: ${METHODS.join(', ')}`,
-      );
-    }
-    let s = states.get(st.client);
+    const client = this.callee(st);
     if (st.method === 'init') {
-      arity(st, 0);
-      if (s !== undefined) err(st.methodPos, `${st.client}.init() is called a second time`);
-      const g: Group = {
-        client,
-        threads: 1,
-        start: 0,
-        before: [],
-        threadSetup: [],
-        segments: [],
-        threadEnd: [],
-        after: [],
-        rounds: 0,
-        prints: [],
-        typeNames: new Map(),
-      };
-      groups.push(g);
-      states.set(st.client, {
-        group: g,
-        phase: 'init',
-        numRounds: 0,
-        connected: false,
-        threadsSet: false,
-        pending: [],
-      });
-      continue;
+      this.init(st, client);
+      return;
     }
+    const s = this.states.get(st.client);
     if (s === undefined) {
-      err(
+      this.fail(
         st.pos,
         `${st.client}.${st.method}() before ${st.client}.init()`,
         `super-smack ignored such lines silently; call ${st.client}.init() first`,
       );
     }
-    s = s as ClientState;
-    const g = s.group;
-    const place = (a: Action): void => {
-      if (s.phase === 'init') g.before.push(a);
-      else if (s.phase === 'threads') s.pending.push(a);
-      else g.after.push(a);
+    this.call(st, client, s as ClientState);
+  }
+
+  /** The groups closed (a client left in its threads phase is collected) and given their client ids. */
+  finish(mainPos: Pos): Group[] {
+    for (const s of this.states.values()) if (s.phase === 'threads') finishThreads(s.group, s);
+    const groups = this.groups;
+    if (groups.length === 0) {
+      this.fail(
+        mainPos,
+        'main starts no client',
+        'start one with NAME.init(); NAME.set_num_rounds(R); NAME.create_threads(N); …',
+      );
+    }
+    let start = 0;
+    for (const g of groups) {
+      g.start = start;
+      start += g.threads;
+      for (const a of g.client.barrel) {
+        if (a.kind !== 'query') continue;
+        const t = a.query.type;
+        g.typeNames.set(t, groups.length > 1 ? `${g.client.name}::${t}` : t);
+      }
+    }
+    return groups;
+  }
+
+  /** The client a call names, and a method super-smack knows. */
+  private callee(st: Call): ClientDef {
+    const c = this.clients.get(st.client);
+    if (c === undefined) {
+      this.fail(
+        st.pos,
+        `client "${st.client}" is not defined`,
+        this.clients.size > 0
+          ? `clients: ${[...this.clients.keys()].join(', ')}`
+          : 'define it with client "NAME" { … }',
+      );
+    }
+    if (!METHODS.includes(st.method)) {
+      this.fail(
+        st.methodPos,
+        `unknown method '${st.method}' called for client '${st.client}'`,
+        `methods: ${METHODS.join(', ')}`,
+      );
+    }
+    return c as ClientDef;
+  }
+
+  private init(st: Call, client: ClientDef): void {
+    this.arity(st, 0);
+    if (this.states.has(st.client)) this.fail(st.methodPos, `${st.client}.init() is called a second time`);
+    const g: Group = {
+      client,
+      threads: 1,
+      start: 0,
+      before: [],
+      threadSetup: [],
+      segments: [],
+      threadEnd: [],
+      after: [],
+      rounds: 0,
+      prints: [],
+      typeNames: new Map(),
     };
+    this.groups.push(g);
+    this.states.set(st.client, {
+      group: g,
+      phase: 'init',
+      numRounds: 0,
+      connected: false,
+      threadsSet: false,
+      pending: [],
+    });
+  }
+
+  private call(st: Call, client: ClientDef, s: ClientState): void {
     switch (st.method) {
       case 'set_num_rounds':
-        arity(st, 1);
-        s.numRounds = int(st.args[0] as Expr, 'set_num_rounds', 0);
+      case 'create_threads':
+      case 'connect':
+      case 'disconnect':
+        this.setup(st, client, s);
+        break;
+      case 'unload_query_barrel':
+      case 'collect_threads':
+        this.barrel(st, s);
+        break;
+      case 'query':
+      case 'sleep':
+      case 'run_save_result':
+        this.action(st, s);
+        break;
+      case 'print':
+        this.print(st, s);
+        break;
+      case 'run_check_result':
+        break;
+    }
+  }
+
+  /** A client's set-up: its rounds, its threads, whether they are connected. */
+  private setup(st: Call, client: ClientDef, s: ClientState): void {
+    switch (st.method) {
+      case 'set_num_rounds':
+        this.arity(st, 1);
+        s.numRounds = this.values.int(st.args[0] as Expr, 'set_num_rounds', 0);
         break;
       case 'create_threads':
-        arity(st, 1);
-        if (s.phase !== 'init') err(st.methodPos, `${st.client}.create_threads() is called a second time`);
+        this.arity(st, 1);
+        if (s.phase !== 'init')
+          this.fail(st.methodPos, `${st.client}.create_threads() is called a second time`);
         if (client.barrel.length === 0) {
-          err(
+          this.fail(
             st.methodPos,
             `client "${st.client}" has no query_barrel to run`,
             'add query_barrel "1 QUERY"; to it',
           );
         }
-        g.threads = int(st.args[0] as Expr, 'create_threads', 1, MAX_THREADS);
+        s.group.threads = this.values.int(st.args[0] as Expr, 'create_threads', 1, MAX_THREADS);
         s.threadsSet = true;
         s.phase = 'threads';
         s.connected = false;
         break;
       case 'connect':
-        arity(st, 0);
+        this.arity(st, 0);
         s.connected = true;
         break;
       case 'disconnect':
-        arity(st, 0);
+        this.arity(st, 0);
         s.connected = false;
         break;
-      case 'unload_query_barrel': {
-        arity(st, 0);
-        if (s.phase !== 'threads') {
-          err(
-            st.methodPos,
-            s.phase === 'init'
-              ? `${st.client}.unload_query_barrel() before create_threads()`
-              : `${st.client}.unload_query_barrel() after collect_threads()`,
-            'the barrel runs in the threads: init, set_num_rounds, create_threads, connect, unload_query_barrel, collect_threads',
-          );
-        }
-        if (!s.connected)
-          err(st.methodPos, `${st.client}.unload_query_barrel() before ${st.client}.connect()`);
-        const seg: Segment = { rounds: s.numRounds, before: s.pending };
-        s.pending = [];
-        g.segments.push(seg);
-        g.rounds += s.numRounds;
-        break;
-      }
-      case 'collect_threads':
-        arity(st, 0);
-        if (s.phase !== 'threads')
-          err(st.methodPos, `${st.client}.collect_threads() without create_threads()`);
-        finishThreads(g, s);
-        s.phase = 'collected';
-        break;
+    }
+  }
+
+  /** The query barrel: each unload is a segment of rounds in the threads; collecting ends the threads. */
+  private barrel(st: Call, s: ClientState): void {
+    const g = s.group;
+    this.arity(st, 0);
+    if (st.method === 'collect_threads') {
+      if (s.phase !== 'threads')
+        this.fail(st.methodPos, `${st.client}.collect_threads() without create_threads()`);
+      finishThreads(g, s);
+      s.phase = 'collected';
+      return;
+    }
+    if (s.phase !== 'threads') {
+      this.fail(
+        st.methodPos,
+        s.phase === 'init'
+          ? `${st.client}.unload_query_barrel() before create_threads()`
+          : `${st.client}.unload_query_barrel() after collect_threads()`,
+        'the barrel runs in the threads: init, set_num_rounds, create_threads, connect, unload_query_barrel, collect_threads',
+      );
+    }
+    if (!s.connected)
+      this.fail(st.methodPos, `${st.client}.unload_query_barrel() before ${st.client}.connect()`);
+    const seg: Segment = { rounds: s.numRounds, before: s.pending };
+    s.pending = [];
+    g.segments.push(seg);
+    g.rounds += s.numRounds;
+  }
+
+  /**
+   * A query, sleep or saved result, placed by the client's phase: before the threads start (report process),
+   * in the threads (before the next unload, or at their end), or after they are collected.
+   */
+  private action(st: Call, s: ClientState): void {
+    const values = this.values;
+    let a: Action;
+    switch (st.method) {
       case 'query':
-        arity(st, 1);
-        place({ kind: 'query', sql: now(st.args[0] as Expr, 'query'), pos: (st.args[0] as Expr).pos });
+        this.arity(st, 1);
+        a = { kind: 'query', sql: values.now(st.args[0] as Expr, 'query'), pos: (st.args[0] as Expr).pos };
         break;
       case 'sleep': {
         // Fixed: the second value is milliseconds (the original used ms/1000 as microseconds).
-        arity(st, [1, 2]);
-        const sec = int(st.args[0] as Expr, 'sleep', 0);
-        const ms = st.args[1] ? int(st.args[1], 'sleep', 0) : 0;
-        place({ kind: 'sleep', ms: sec * 1000 + ms });
+        this.arity(st, [1, 2]);
+        const sec = values.int(st.args[0] as Expr, 'sleep', 0);
+        const ms = st.args[1] ? values.int(st.args[1], 'sleep', 0) : 0;
+        a = { kind: 'sleep', ms: sec * 1000 + ms };
         break;
       }
-      case 'print': {
-        arity(st, 1);
-        const line: PrintLine = {
-          value: evalExpr(st.args[0] as Expr),
-          times: s.phase === 'threads' ? g.threads : 1,
-          where: s.phase === 'collected' ? 'after' : 'before',
-        };
-        g.prints.push(line);
-        break;
-      }
-      case 'run_save_result': {
-        arity(st, 2);
-        const qn = now(st.args[0] as Expr, 'run_save_result');
-        const q = queries.get(qn);
+      default: {
+        // run_save_result
+        this.arity(st, 2);
+        const qn = values.now(st.args[0] as Expr, 'run_save_result');
+        const q = this.queries.get(qn);
         if (q === undefined)
-          err((st.args[0] as Expr).pos, `run_save_result names query "${qn}", which is not defined`);
-        place({
+          this.fail((st.args[0] as Expr).pos, `run_save_result names query "${qn}", which is not defined`);
+        a = {
           kind: 'save',
           query: q as QueryDef,
-          file: now(st.args[1] as Expr, 'run_save_result'),
+          file: values.now(st.args[1] as Expr, 'run_save_result'),
           pos: st.pos,
-        });
-        break;
+        };
       }
-      case 'run_check_result':
-        break;
+    }
+    if (s.phase === 'init') s.group.before.push(a);
+    else if (s.phase === 'threads') s.pending.push(a);
+    else s.group.after.push(a);
+  }
+
+  /** A line of the report: printed once per thread in the threads phase, after the run once collected. */
+  private print(st: Call, s: ClientState): void {
+    this.arity(st, 1);
+    const line: PrintLine = {
+      value: this.values.value(st.args[0] as Expr),
+      times: s.phase === 'threads' ? s.group.threads : 1,
+      where: s.phase === 'collected' ? 'after' : 'before',
+    };
+    s.group.prints.push(line);
+  }
+
+  private arity(st: Call, n: number | [number, number]): void {
+    const [lo, hi] = typeof n === 'number' ? [n, n] : n;
+    if (st.args.length < lo || st.args.length > hi) {
+      this.fail(
+        st.methodPos,
+        `${st.method} takes ${lo === hi ? lo : `${lo} or ${hi}`} parameter${hi === 1 ? '' : 's'}, got ${st.args.length}`,
+      );
     }
   }
-  for (const s of states.values()) if (s.phase === 'threads') finishThreads(s.group, s);
-  if (groups.length === 0) {
-    err(
-      mainPos,
-      'main starts no client',
-      'start one with NAME.init(); NAME.set_num_rounds(R); NAME.create_threads(N); …',
-    );
-  }
-  let start = 0;
-  for (const g of groups) {
-    g.start = start;
-    start += g.threads;
-    for (const a of g.client.barrel) {
-      if (a.kind !== 'query') continue;
-      const t = a.query.type;
-      g.typeNames.set(t, groups.length > 1 ? `${g.client.name}::${t}` : t);
-    }
-  }
-  return groups;
 }
 
 /** The thread part is over: the first segment's actions become set-up, the last pending ones the end. */

@@ -5,7 +5,7 @@
  * both ends, and every letter a–z can appear (the original never wrote `z`). Output is repeatable for a seed.
  */
 import { createWriteStream } from 'node:fs';
-import { SeededRandom } from '../random.ts';
+import { SeededRandom } from '../../seeded-random.ts';
 
 type Field =
   | { kind: 'lit'; text: string }

@@ -4,12 +4,13 @@
  * `--threads`.
  */
 import { defineWorkload, UsageError } from '../../index.ts';
+import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 
 const BULK_BYTES = 512 * 1024;
 
 export const bulkInsert = defineWorkload({
   name: 'bulk_insert',
-  description: 'sysbench: multi-row INSERTs into one table per client, one row per event',
+  description: BUILTIN_DESCRIPTIONS.bulk_insert,
   async prepare(ctx) {
     for (let i = 1; i <= ctx.threads; i++) {
       ctx.log(`Creating table 'sbtest${i}'...`);

@@ -12,21 +12,21 @@ import {
   uniqueSequence,
   type Workload,
 } from '../../index.ts';
+import { BUILTIN_DESCRIPTIONS, type BuiltinName } from '../catalog.ts';
 import { sysbenchOnError } from './errors.ts';
 import { OltpClient, type STATEMENT_TYPES } from './oltp-client.ts';
 import { asOltp, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
 
 function oltp(
-  name: string,
-  description: string,
+  name: BuiltinName,
   keys: readonly (typeof STATEMENT_TYPES)[number][],
   event: (c: OltpClient) => Promise<void>,
   extra: Partial<Workload> = {},
 ): Workload {
   return defineWorkload({
     name,
-    description,
+    description: BUILTIN_DESCRIPTIONS[name],
     options: oltpOptions,
     prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).table_size),
     cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
@@ -48,74 +48,45 @@ function checkAll(ctx: AdminContext, name: string): Promise<void> {
 const READS = ['point_selects', 'simple_ranges', 'sum_ranges', 'order_ranges', 'distinct_ranges'] as const;
 const WRITES = ['index_updates', 'non_index_updates', 'deletes', 'inserts'] as const;
 
-export const oltpReadOnly = oltp(
-  'oltp_read_only',
-  'sysbench OLTP read-only transaction: 10 point selects and 4 range selects',
-  READS,
-  async (c) => {
-    await c.begin();
-    await c.pointSelects();
-    await c.rangeSelects();
-    await c.commit();
-  },
-);
+export const oltpReadOnly = oltp('oltp_read_only', READS, async (c) => {
+  await c.begin();
+  await c.pointSelects();
+  await c.rangeSelects();
+  await c.commit();
+});
 
-export const oltpReadWrite = oltp(
-  'oltp_read_write',
-  'sysbench OLTP read/write transaction: the read-only queries, 2 updates, a delete and an insert',
-  [...READS, ...WRITES],
-  async (c) => {
-    await c.begin();
-    await c.pointSelects();
-    await c.rangeSelects();
-    await c.indexUpdates();
-    await c.nonIndexUpdates();
-    await c.deleteInserts();
-    await c.commit();
-  },
-);
+export const oltpReadWrite = oltp('oltp_read_write', [...READS, ...WRITES], async (c) => {
+  await c.begin();
+  await c.pointSelects();
+  await c.rangeSelects();
+  await c.indexUpdates();
+  await c.nonIndexUpdates();
+  await c.deleteInserts();
+  await c.commit();
+});
 
-export const oltpWriteOnly = oltp(
-  'oltp_write_only',
-  'sysbench OLTP write-only transaction: 2 updates, a delete and an insert',
-  WRITES,
-  async (c) => {
-    await c.begin();
-    await c.indexUpdates();
-    await c.nonIndexUpdates();
-    await c.deleteInserts();
-    await c.commit();
-  },
-);
+export const oltpWriteOnly = oltp('oltp_write_only', WRITES, async (c) => {
+  await c.begin();
+  await c.indexUpdates();
+  await c.nonIndexUpdates();
+  await c.deleteInserts();
+  await c.commit();
+});
 
 export const oltpPointSelect = oltp(
   'oltp_point_select',
-  'sysbench point select: one SELECT c … WHERE id=? per event, no transaction',
   ['point_selects'],
   // sysbench forces one query per event here, whatever --point-selects says
   (c) => c.pointSelects(1),
 );
 
-export const oltpUpdateIndex = oltp(
-  'oltp_update_index',
-  'sysbench: UPDATE … SET k=k+1 WHERE id=? (--index-updates per event), no transaction',
-  ['index_updates'],
-  (c) => c.indexUpdates(),
+export const oltpUpdateIndex = oltp('oltp_update_index', ['index_updates'], (c) => c.indexUpdates());
+
+export const oltpUpdateNonIndex = oltp('oltp_update_non_index', ['non_index_updates'], (c) =>
+  c.nonIndexUpdates(),
 );
 
-export const oltpUpdateNonIndex = oltp(
-  'oltp_update_non_index',
-  'sysbench: UPDATE … SET c=? WHERE id=? (--non-index-updates per event), no transaction',
-  ['non_index_updates'],
-  (c) => c.nonIndexUpdates(),
-);
-
-export const oltpDelete = oltp(
-  'oltp_delete',
-  'sysbench: one DELETE … WHERE id=? per event, no transaction',
-  ['deletes'],
-  (c) => c.deleteOne(),
-);
+export const oltpDelete = oltp('oltp_delete', ['deletes'], (c) => c.deleteOne());
 
 /**
  * sysbench's oltp_insert: one text INSERT per event. With --auto-inc off, prepare creates empty tables and
@@ -123,7 +94,7 @@ export const oltpDelete = oltp(
  */
 export const oltpInsert = defineWorkload({
   name: 'oltp_insert',
-  description: 'sysbench: one INSERT per event (text protocol), no transaction',
+  description: BUILTIN_DESCRIPTIONS.oltp_insert,
   options: oltpOptions,
   prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).auto_inc ? asOltp(ctx.options).table_size : 0),
   cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),

@@ -9,6 +9,7 @@ import {
   type OptionSpec,
   UsageError,
 } from '../../index.ts';
+import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 import { sysbenchOnError } from './errors.ts';
 import { asOltp, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
@@ -28,7 +29,7 @@ function slice(tableSize: number, clientId: number, clients: number): [number, n
 
 export const selectRandomPoints = defineWorkload({
   name: 'select_random_points',
-  description: 'sysbench: SELECT id, k, c, pad … WHERE k IN (10 random values) per event',
+  description: BUILTIN_DESCRIPTIONS.select_random_points,
   options: {
     ...oltpOptions,
     random_points: {
@@ -70,7 +71,7 @@ export const selectRandomPoints = defineWorkload({
 
 export const selectRandomRanges = defineWorkload({
   name: 'select_random_ranges',
-  description: 'sysbench: SELECT count(k) … WHERE k BETWEEN ? AND ? OR … (10 ranges) per event',
+  description: BUILTIN_DESCRIPTIONS.select_random_ranges,
   options: {
     ...oltpOptions,
     number_of_ranges: {

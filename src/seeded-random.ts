@@ -1,10 +1,11 @@
-import type { Random } from './types.ts';
-
 /**
- * A small, fast seeded generator (xoshiro128**), one per client, so that a run with `--rand-seed` is
- * repeatable per client and clients do not share (or contend on) one generator.
+ * The one seeded generator of dbsmack, on the ground floor (it imports nothing) so that every layer draws
+ * from the same algorithm: xoshiro128** with its state spread from the seed by splitmix32. The engine gives
+ * one to each client (`ctx.random`, repeatable per client under `--rand-seed`, and clients do not share or
+ * contend on one generator), `gen-data` and the sysbench tables draw their rows from one, and the bootstrap
+ * of `analysis/bootstrap.ts` its resamples. It has the shape of the workload API's `Random`.
  */
-export class SeededRandom implements Random {
+export class SeededRandom {
   private a: number;
   private b: number;
   private c: number;
@@ -38,10 +39,12 @@ export class SeededRandom implements Random {
     return r;
   }
 
+  /** Uniform float in [0, 1). */
   next(): number {
     return this.u32() / 4294967296;
   }
 
+  /** Uniform integer in [min, max], both inclusive. */
   int(min: number, max: number): number {
     return min + Math.floor(this.next() * (max - min + 1));
   }
@@ -51,7 +54,10 @@ function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
 
-/** A seeded per-client style generator for code outside a client (e.g. data generation in `prepare`). */
-export function seededRandom(seed: number): Random {
+/**
+ * A seeded generator for code outside a client (data generation in `prepare`, a bootstrap): the public API's
+ * `seededRandom`, the algorithm of every client's `ctx.random`.
+ */
+export function seededRandom(seed: number): SeededRandom {
   return new SeededRandom(seed);
 }

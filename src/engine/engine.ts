@@ -19,6 +19,7 @@ import {
 import { countByKind } from '../metrics/kinds.ts';
 import type { ClientSummary, EngineOutcome, LiveView, TypeAccumulator } from '../metrics/outcome.ts';
 import type { ErrorCount, IntervalPoint } from '../metrics/run-result.ts';
+import { round2, round3 } from '../numbers.ts';
 import {
   type CounterSnapshot,
   CTRL_SIZE,
@@ -646,13 +647,6 @@ export class Engine {
       await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));
     }
   }
-}
-
-function round2(v: number): number {
-  return Math.round(v * 100) / 100;
-}
-function round3(v: number): number {
-  return Math.round(v * 1000) / 1000;
 }
 
 export const cpuCount = (): number => os.availableParallelism?.() ?? os.cpus().length;

@@ -9,8 +9,8 @@ test('round3 and round2 round half up to three and two decimals', () => {
   assert.equal(round2(2.675), 2.68);
   assert.equal(round2(1.005), 1); // 1.005 is 1.00499… as a double
   assert.equal(round2(1234.5678), 1234.57);
-  assert.equal(round(3.14159, 1), 3.1);
-  assert.equal(round(3.14159, 6), 3.14159);
+  assert.equal(round(7.25681, 1), 7.3);
+  assert.equal(round(7.25681, 6), 7.25681);
   assert.equal(round(0.000123456, 4), 0.0001);
 });
 

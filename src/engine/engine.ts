@@ -493,7 +493,7 @@ export class Engine {
               lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
               doneFloor = Math.min(doneFloor, m.last.idx);
               done[m.workerIndex] = true;
-              clientStats.push(...m.clients);
+              clientStats.push(...m.clientSummaries);
               warm.events += m.warmup.events;
               warm.queries += m.warmup.types.reduce((a, t) => a + t.count, 0);
               warm.elapsedUs = Math.max(warm.elapsedUs, m.warmup.elapsedUs);
@@ -626,7 +626,7 @@ export class Engine {
         retries,
         reconnects,
         intervals: points,
-        clients: clientStats,
+        clientSummaries: clientStats,
         connectMs,
         warmup:
           plan.warmupS > 0

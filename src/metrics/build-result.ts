@@ -42,7 +42,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     queries += t.count;
   }
   const errors = o.errors.reduce((a, e) => a + e.count, 0);
-  const aborted = o.clients.filter((c) => c.aborted);
+  const aborted = o.clientSummaries.filter((c) => c.aborted);
   let status: RunStatus = 'complete';
   let reason: string | undefined;
   if (o.stopReason === 'interrupted') {
@@ -114,7 +114,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     },
     intervals: o.intervals,
     errors: o.errors,
-    client_stats: o.clients.map((c) => ({
+    client_stats: o.clientSummaries.map((c) => ({
       id: c.id,
       events: c.events,
       queries: c.queries,

@@ -2,7 +2,7 @@
  * The engine's merged outcome of a run, as `buildRunResult` turns it into the RunResult: totals, histograms
  * and the plan's figures; and `LiveView`, the run so far as a live check (`--threshold-abort`) sees it. Below
  * the engine, so that the builders and the checks read them without importing the engine; the engine fills
- * them (engine/engine.ts), the stage figures are merged by engine/stage-acc.ts.
+ * them (engine/accumulator.ts, from the workers' snapshots), the stage figures are merged by engine/stage-acc.ts.
  */
 import type { DbError } from '../driver/errors.ts';
 import type { Histogram } from './histogram.ts';

@@ -46,7 +46,7 @@ function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: stri
     done: (m) => seen.push(`done ${m.workerIndex}`),
     lost: (i, e) => seen.push(`lost ${i} ${e.code}`),
   };
-  p.start(events);
+  p.launch(events);
   return { workers, pool: p, seen };
 }
 
@@ -79,7 +79,7 @@ test('each worker gets its init with its clients; the run starts when all are re
     types: ['select', 'update'],
   });
   assert.deepEqual(p.connectMs, [1.5, 3.5, 0.5, 2.5, 4.5]);
-  p.run({ startAt: 1, measureAt: 2, endAt: 3 });
+  p.start({ startAt: 1, measureAt: 2, endAt: 3 });
   p.release();
   for (const w of workers) {
     assert.deepEqual(w.sent.slice(1), [

@@ -110,12 +110,12 @@ export class Engine {
     const cpu0 = process.cpuUsage();
     const startedAt = new Date();
     try {
-      pool.start(this.events(acc, pool));
+      pool.launch(this.events(acc, pool));
       await this.connected(pool);
       const ready = pool.ready;
       await hooks.onStart?.({ ...ready, clients: plan.clients, workers: n });
       const times = deadline.schedule(plan);
-      pool.run(times);
+      pool.start(times);
       const cpu = measuredCpu(cpu0, deadline.untilMeasureMs());
 
       const stuck = await this.untilDone(pool, acc);

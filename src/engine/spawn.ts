@@ -98,8 +98,8 @@ export class LoadWorkers {
     return this.clientIds.length;
   }
 
-  /** Start every worker and send it its `init` (its clients, the plan, the shared control array). */
-  start(events: WorkerEvents): void {
+  /** Start every worker's thread and send it its `init` (its clients, the plan, the shared control array). */
+  launch(events: WorkerEvents): void {
     for (let i = 0; i < this.count; i++) {
       const w = this.spawn();
       this.workers.push(w);
@@ -152,8 +152,8 @@ export class LoadWorkers {
     return { serverVersion: this.serverVersion, sessionIds: this.sessionIds, types: [...this.declared] };
   }
 
-  /** Start every worker's clients together at `times` (deadline.ts `schedule`). */
-  run(times: { startAt: number; measureAt: number; endAt: number }): void {
+  /** The `start` message: every worker's clients start together at `times` (deadline.ts `schedule`). */
+  start(times: { startAt: number; measureAt: number; endAt: number }): void {
     for (const w of this.workers) w.postMessage({ type: 'start', ...times });
   }
 

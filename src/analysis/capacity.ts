@@ -8,6 +8,7 @@
  * threshold failed), rate (the schedule was not kept), or unstable repeats.
  */
 import type { RunResult, ThresholdResult } from '../metrics/run-result.ts';
+import { round2 } from '../numbers.ts';
 import { findStalls, judgeStability } from './stability.ts';
 import { median } from './stats.ts';
 import type { ThresholdSpec } from './threshold-spec.ts';
@@ -234,5 +235,5 @@ export async function searchCapacity(
 
 /** A rate as people write it: whole events per second above 10, two decimals below. */
 export function roundRate(r: number): number {
-  return r >= 10 ? Math.round(r) : Math.round(r * 100) / 100;
+  return r >= 10 ? Math.round(r) : round2(r);
 }

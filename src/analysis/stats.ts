@@ -4,8 +4,8 @@
  * their exact definitions (sample standard deviation, unscaled MAD) matter to the verdicts built on them.
  */
 
-/** Rounded to three decimals (milliseconds of a second, microseconds of a millisecond), as documents store times. */
-export const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+/** `round3` lives on the ground floor (src/numbers.ts); re-exported for the analyses that import it from here. */
+export { round3 } from '../numbers.ts';
 
 /** Median; NaN for an empty array. */
 export function median(xs: readonly number[]): number {

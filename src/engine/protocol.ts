@@ -114,7 +114,7 @@ export interface DoneMessage {
   /** The last, partial interval. */
   last: IntervalMessage;
   warmup: CounterSnapshot & { elapsedUs: number };
-  clients: ClientSummary[];
+  clientSummaries: ClientSummary[];
   /** Epoch µs when this worker's last measured event ended (0 if none). */
   lastEndUs: number;
   /** Rate mode: events scheduled before the deadline that never started. */

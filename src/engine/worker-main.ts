@@ -35,7 +35,8 @@ if (port === null) throw new Error('worker-main.ts must run in a worker thread')
 const send = (m: FromWorker): void => port.postMessage(m);
 
 let state: (WorkerState & { workerIndex: number; idx: number; intervalUs: number }) | undefined;
-let clients: Client[] = [];
+/** The clients this worker runs (its share of the run's `clients`, by id: `init.clientIds`). */
+let owned: Client[] = [];
 let init: InitMessage | undefined;
 
 port.on('message', (m: ToWorker) => {
@@ -102,24 +103,24 @@ async function onInit(m: InitMessage): Promise<void> {
         throw e;
       }
     });
-    clients = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
-    for (const c of clients) c.sharedThread = m.clientIds.length > 1;
+    owned = connected.map((c) => new Client(s, c.id, driver, c.target, c.conn, c.ms, options));
+    for (const c of owned) c.sharedThread = m.clientIds.length > 1;
     phase = 'setup';
-    for (const c of clients) {
+    for (const c of owned) {
       currentClient = c.clientId;
       await c.setup(workload);
     }
     send({
       type: 'ready',
       workerIndex: m.workerIndex,
-      connectMs: clients.map((c) => c.connectMs),
-      serverVersion: clients[0]?.conn.serverVersion ?? '',
-      sessionIds: clients.map((c) => c.conn.sessionId ?? 0),
+      connectMs: owned.map((c) => c.connectMs),
+      serverVersion: owned[0]?.conn.serverVersion ?? '',
+      sessionIds: owned.map((c) => c.conn.sessionId ?? 0),
       types: recorder.names(),
     });
   } catch (e) {
     const err = asDbError(e);
-    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(owned.map((c) => c.close()));
     send({
       type: 'fail',
       workerIndex: m.workerIndex,
@@ -167,7 +168,7 @@ async function onStart(m: StartMessage): Promise<void> {
   s.nextBoundary = m.measureAt + s.intervalUs;
   if (init.plan.rate !== undefined) {
     // each worker paces its own clients' share of the rate, from the common start
-    const share = clients.length / init.plan.clients;
+    const share = owned.length / init.plan.clients;
     const random = new SeededRandom((init.plan.seed ^ Math.imul(s.workerIndex + 7, 0x2545f491)) >>> 0);
     const stages = init.plan.stages;
     s.rate = new RateSchedule(
@@ -179,7 +180,7 @@ async function onStart(m: StartMessage): Promise<void> {
     );
   } else if (init.plan.stages !== undefined) {
     // closed-loop stages: each client runs in the stages that have more clients than its id
-    for (const c of clients) c.windows = clientWindows(init.plan.stages, c.clientId, m.measureAt);
+    for (const c of owned) c.windows = clientWindows(init.plan.stages, c.clientId, m.measureAt);
   }
   const wait = (m.startAt - nowUs()) / 1000;
   if (wait > 1) await new Promise((r) => setTimeout(r, wait - 1));
@@ -189,7 +190,7 @@ async function onStart(m: StartMessage): Promise<void> {
   }
   // Async drivers leave the event loop free between statements: flush idle intervals on a timer too.
   const timer = setInterval(() => flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
-  await Promise.all(clients.map((c) => c.loop()));
+  await Promise.all(owned.map((c) => c.loop()));
   clearInterval(timer);
   const end = nowUs();
   const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);
@@ -212,7 +213,7 @@ async function onStart(m: StartMessage): Promise<void> {
         },
       ],
     },
-    clients: clients.map((c) => c.stats),
+    clientSummaries: owned.map((c) => c.stats),
     lastEndUs: measured > 0 ? s.measureAt + measured : 0,
   };
   if (s.fatal) done.fatal = s.fatal.toJSON();
@@ -227,7 +228,7 @@ async function onStart(m: StartMessage): Promise<void> {
   });
   send({ type: 'measured', workerIndex: s.workerIndex });
   await released;
-  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(owned.map((c) => c.close()));
   s.recorder.destroy();
   send(done);
 }

@@ -1,4 +1,5 @@
 import type { Target } from '../driver/types.ts';
+import { round, round2 } from '../numbers.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
 import type { EngineOutcome, StageAccumulator } from './outcome.ts';
 import {
@@ -10,11 +11,6 @@ import {
   type TypeResult,
 } from './run-result.ts';
 import { rateResult, sysbenchCounts } from './sysbench-counts.ts';
-
-const round = (v: number, d = 2): number => {
-  const f = 10 ** d;
-  return Math.round(v * f) / f;
-};
 
 export interface ResultContext {
   workloadName: string;
@@ -38,7 +34,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       kind: t.kind,
       count: t.count,
       errors: t.errors,
-      qps: el > 0 ? round(t.count / el) : 0,
+      qps: el > 0 ? round2(t.count / el) : 0,
       ...(t.zero > 0 ? { zero_rows: t.zero } : {}),
       latency_ms: summarize(t.hist),
       histogram: encodeHistogram(t.hist),
@@ -46,7 +42,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     queries += t.count;
   }
   const errors = o.errors.reduce((a, e) => a + e.count, 0);
-  const aborted = o.clients.filter((c) => c.aborted);
+  const aborted = o.clientSummaries.filter((c) => c.aborted);
   let status: RunStatus = 'complete';
   let reason: string | undefined;
   if (o.stopReason === 'interrupted') {
@@ -101,8 +97,8 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       errors,
       retries: o.retries,
       reconnects: o.reconnects,
-      qps: el > 0 ? round(queries / el) : 0,
-      eps: el > 0 ? round(o.events.count / el) : 0,
+      qps: el > 0 ? round2(queries / el) : 0,
+      eps: el > 0 ? round2(o.events.count / el) : 0,
     },
     events: {
       count: o.events.count,
@@ -118,7 +114,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     },
     intervals: o.intervals,
     errors: o.errors,
-    client_stats: o.clients.map((c) => ({
+    client_stats: o.clientSummaries.map((c) => ({
       id: c.id,
       events: c.events,
       queries: c.queries,
@@ -174,7 +170,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
 /** One stage's figures, in the shape of the run's own (`qps` over the stage's measured seconds). */
 function stageResult(s: StageAccumulator, o: EngineOutcome): StageResult {
   const el = s.measuredS;
-  const per = (n: number): number => (el > 0 ? round(n / el) : 0);
+  const per = (n: number): number => (el > 0 ? round2(n / el) : 0);
   const types: StageResult['types'] = {};
   for (const [name, t] of [...s.types].sort((a, b) => a[0].localeCompare(b[0]))) {
     if (t.count === 0 && t.errors === 0) continue;

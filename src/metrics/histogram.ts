@@ -9,6 +9,7 @@ import type { Histogram as HdrHistogram } from 'hdr-histogram-js';
 import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-histogram-js/dist/encoding.js';
 import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
 import { initWebAssemblySync } from 'hdr-histogram-js/dist/wasm/index.js';
+import { round3 } from '../numbers.ts';
 import type { LatencySummary } from './run-result.ts';
 
 export type Histogram = HdrHistogram;
@@ -63,14 +64,12 @@ export function decodeHistogram(b64: string): Histogram {
   return decodeFromCompressedBase64(b64, 64, false);
 }
 
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
-
 /** Latency summary in milliseconds. An empty histogram gives zeros. */
 export function summarize(h: Histogram): LatencySummary {
   if (h.totalCount === 0) {
     return { min: 0, mean: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, stddev: 0 };
   }
-  const ms = (us: number): number => r3(us / 1000);
+  const ms = (us: number): number => round3(us / 1000);
   return {
     min: ms(h.minNonZeroValue),
     mean: ms(h.mean),
@@ -86,7 +85,7 @@ export function summarize(h: Histogram): LatencySummary {
 
 /** Value at a percentile in milliseconds (0 for an empty histogram). */
 export function percentileMs(h: Histogram, p: number): number {
-  return h.totalCount === 0 ? 0 : r3(h.getValueAtPercentile(p) / 1000);
+  return h.totalCount === 0 ? 0 : round3(h.getValueAtPercentile(p) / 1000);
 }
 
 /** The internals of hdr-histogram-js's JS histograms that let us walk the recorded values. */

@@ -2,7 +2,7 @@
  * The engine's merged outcome of a run, as `buildRunResult` turns it into the RunResult: totals, histograms
  * and the plan's figures; and `LiveView`, the run so far as a live check (`--threshold-abort`) sees it. Below
  * the engine, so that the builders and the checks read them without importing the engine; the engine fills
- * them (engine/engine.ts), the stage figures are merged by engine/stage-acc.ts.
+ * them (engine/accumulator.ts, from the workers' snapshots), the stage figures are merged by engine/stage-acc.ts.
  */
 import type { DbError } from '../driver/errors.ts';
 import type { Histogram } from './histogram.ts';
@@ -12,6 +12,13 @@ import type { ErrorCount, IntervalPoint } from './run-result.ts';
 /** The part of a run's plan its figures read (the engine's `RunPlan`, engine/protocol.ts, extends it). */
 export interface MeasurePlan {
   workload: { ref: string; args: string[] };
+  /**
+   * How many clients the run has: the concurrent simulated users, ids 0 to clients - 1, each running events
+   * on its own connection. Across the engine, the probes and the RunResult, `clients` is always this count
+   * (a stage's `clients`: how many of them run in it; the `dbsmack_clients` gauge: how many have their
+   * connection open); a client's own figures are a `ClientSummary` (`clientSummaries`), a worker's share of
+   * the clients its `clientIds`, the `Client` objects a worker runs its `owned`.
+   */
   clients: number;
   rounds: number | undefined;
   events: number | undefined;
@@ -105,7 +112,8 @@ export interface EngineOutcome {
   retries: number;
   reconnects: number;
   intervals: IntervalPoint[];
-  clients: ClientSummary[];
+  /** Each client's own figures (`client_stats` in the RunResult), in client id order. */
+  clientSummaries: ClientSummary[];
   connectMs: number[];
   warmup: { elapsedS: number; events: number; queries: number } | undefined;
   cpu: { userS: number; systemS: number };

@@ -30,8 +30,8 @@ export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
   const pct = o.plan.percentile ?? 95;
   const h = o.events.hist;
   const n = h.totalCount;
-  const [eAvg, eSd] = meanStddev(o.clients.map((c) => c.events));
-  const [tAvg, tSd] = meanStddev(o.clients.map((c) => c.busyUs / 1e6));
+  const [eAvg, eSd] = meanStddev(o.clientSummaries.map((c) => c.events));
+  const [tAvg, tSd] = meanStddev(o.clientSummaries.map((c) => c.busyUs / 1e6));
   return {
     read,
     write,

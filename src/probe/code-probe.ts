@@ -19,6 +19,7 @@ import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
 import type { ProfileData, ProfileNote } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import type { CodeProfileFields, CodeWindow, StacksProfile, WindowCost } from '../metrics/stacks-types.ts';
+import { round, round3 } from '../numbers.ts';
 import { dataSymbolAt, ElfError, type ElfSymbols, readElfSymbols } from './elf-symbols.ts';
 import { MysqlLockCallers, type PsChanges, putBack, serverIdentity } from './mysql-lock-callers.ts';
 import { decodeRecording, type PerfSession, STACK_BYTES, startRecord } from './perf-record.ts';
@@ -63,7 +64,6 @@ export interface CodeProbeOptions {
 type WindowState = 'none' | 'waiting' | 'open' | 'closed';
 
 const nowNs = (): bigint => process.hrtime.bigint();
-const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 /** Where a PIE binary is loaded in `pid`: its load bias, from /proc/PID/maps. */
 function loadBias(pid: number, binary: string, elf: ElfSymbols): number | undefined {
@@ -126,8 +126,8 @@ export function windowCost(
   const outside = outQ / outT;
   return {
     what,
-    inside_qps: Math.round(inside * 10) / 10,
-    outside_qps: Math.round(outside * 10) / 10,
+    inside_qps: round(inside, 1),
+    outside_qps: round(outside, 1),
     ratio: Math.round((inside / outside) * 1000) / 1000,
     inside_intervals: inN,
     outside_intervals: outN,

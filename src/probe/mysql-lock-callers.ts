@@ -15,6 +15,7 @@
 import type { Connection } from '../driver/types.ts';
 import type { ProfileNote } from '../metrics/profile-types.ts';
 import type { LockCaller } from '../metrics/stacks-types.ts';
+import { round3 } from '../numbers.ts';
 
 const PS = 'performance_schema';
 const PS_TO_MS = 1e-9;
@@ -168,7 +169,7 @@ export class MysqlLockCallers {
           lock: lock ?? '',
           caller: caller ?? '',
           count: v.count,
-          wait_ms: Math.round(v.ps * PS_TO_MS * 1000) / 1000,
+          wait_ms: round3(v.ps * PS_TO_MS),
         };
       })
       .sort((a, b) => b.wait_ms - a.wait_ms || b.count - a.count);

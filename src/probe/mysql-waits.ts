@@ -11,7 +11,7 @@ import type {
   MysqlWaitRow,
   ProfileNote,
 } from '../metrics/profile-types.ts';
-import { round } from './thread-sampler.ts';
+import { round } from '../numbers.ts';
 
 const PS = 'performance_schema';
 /** Picoseconds to milliseconds. */

@@ -19,6 +19,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { round2 } from '../numbers.ts';
 import { onExitCleanup } from './perf-tool.ts';
 import { clockTicks } from './proc-tasks.ts';
 import type { SwitchStacks } from './switch-stacks.ts';
@@ -274,7 +275,7 @@ export async function decodeRecording(
   const used = process.cpuUsage(cpu0);
   const cpuS = childCpuSeconds() - child0 + (used.user + used.system) / 1e6;
   const lost = Number(/lost (\d+) chunks/.exec(stderr)?.[1] ?? /LOST (\d+) events/.exec(stderr)?.[1] ?? 0);
-  const out: Decoded = { bytes, lost, cpuS: Math.round(cpuS * 100) / 100 };
+  const out: Decoded = { bytes, lost, cpuS: round2(cpuS) };
   if (code !== 0)
     out.error = `perf script exited with ${code}: ${stderr.split('\n').filter(Boolean).slice(-2).join(' ')}`;
   return out;

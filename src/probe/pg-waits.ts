@@ -5,7 +5,7 @@
  */
 import type { Connection } from '../driver/types.ts';
 import type { PgLockShare, PgWaitProfile, PgWaitShare } from '../metrics/profile-types.ts';
-import { round } from './thread-sampler.ts';
+import { round } from '../numbers.ts';
 
 const SAMPLE_SQL = `SELECT a.pid, a.state, a.wait_event_type AS wtype, a.wait_event AS wevent, l.locktype, l.mode
   FROM pg_stat_activity a

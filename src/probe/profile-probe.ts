@@ -8,12 +8,13 @@ import type { Connection, Target } from '../driver/types.ts';
 import type { ProbeStartInfo, RunProbe } from '../engine/run-once.ts';
 import type { ProfileData, ProfileNote, SqliteBusyProfile, WaitProfile } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
+import { round } from '../numbers.ts';
 import { MysqlThreadLocks } from './mysql-thread-locks.ts';
 import { MysqlWaits } from './mysql-waits.ts';
 import { PgWaitSampler } from './pg-waits.ts';
 import { processInfo, readLoadAvg } from './proc-tasks.ts';
 import { locateServer, type ServerProcess } from './server-process.ts';
-import { round, type ThreadLabeler, ThreadSampler } from './thread-sampler.ts';
+import { type ThreadLabeler, ThreadSampler } from './thread-sampler.ts';
 
 export interface ProfileProbeOptions {
   /** pg_stat_activity samples per second. */

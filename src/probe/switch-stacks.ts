@@ -23,6 +23,7 @@ import type {
   OffCpuProfile,
   StacksProfile,
 } from '../metrics/stacks-types.ts';
+import { round3 } from '../numbers.ts';
 
 /** Below this many switches of a kind, a ranking of functions is mostly noise: the report says so. */
 export const MIN_RANK_SWITCHES = 200;
@@ -98,8 +99,6 @@ function addTo<K>(m: Map<K, number>, k: K, v: number): void {
 function topEntries<K>(m: Map<K, number>, n: number): Array<[K, number]> {
   return [...m.entries()].sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0]))).slice(0, n);
 }
-
-const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 export class SwitchStacks {
   involuntary = 0;

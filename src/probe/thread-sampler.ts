@@ -5,6 +5,7 @@
  */
 
 import type { ServerThreads, ThreadStat } from '../metrics/profile-types.ts';
+import { round } from '../numbers.ts';
 import type { ThreadLockWait } from './mysql-thread-locks.ts';
 import { clockTicks, POLICY_NAMES, readTasks, type TaskReading } from './proc-tasks.ts';
 import { type ServerProcess, serverPids } from './server-process.ts';
@@ -150,9 +151,4 @@ function zeroLike(r: TaskReading): TaskReading {
 
 function pct(part: number, whole: number): number {
   return round(Math.min(100, Math.max(0, (part / whole) * 100)), 2);
-}
-
-export function round(v: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(v * f) / f;
 }

@@ -9,7 +9,7 @@ import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { ThresholdWatch } from '../analysis/thresholds.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
-import { capacityProblem, defaultWorkers } from '../engine/engine.ts';
+import { capacityProblem, defaultWorkers } from '../engine/capacity.ts';
 import type { RunPlan } from '../engine/protocol.ts';
 import { maxStageClients, stagesLength } from '../engine/stages.ts';
 import { UsageError } from '../errors.ts';

@@ -6,6 +6,7 @@
  */
 import type { PgbenchFigures, PgbenchScriptFigures } from '../../metrics/pgbench-figures.ts';
 import type { RunResult } from '../../metrics/run-result.ts';
+import { round3 } from '../../numbers.ts';
 import { type FailureKind, K } from './run-script.ts';
 import type { QueryMode, Script } from './script.ts';
 
@@ -22,8 +23,6 @@ export interface FiguresInput {
   detailed: boolean;
   latencyLimitMs: number;
 }
-
-const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures {
   const c = r.counters ?? {};
@@ -69,7 +68,7 @@ export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures 
   const perScript = inp.scripts.length > 1;
   const latency: PgbenchFigures['latency_ms'] = inp.detailed
     ? { average: r.events.latency_ms.mean, stddev: r.events.latency_ms.stddev }
-    : { average: total > 0 ? r3((el * 1000 * r.clients) / total) : 0 };
+    : { average: total > 0 ? round3((el * 1000 * r.clients) / total) : 0 };
   const connectTotal =
     r.client_stats.reduce((a, s) => a + s.connect_ms, 0) + (r.event_connects?.total_ms ?? 0);
   const f: PgbenchFigures = {
@@ -86,7 +85,7 @@ export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures 
     retries: sum((s) => s.retries),
     latency_ms: latency,
     connection_ms: inp.connect
-      ? { average: total > 0 ? r3(connectTotal / total) : 0 }
+      ? { average: total > 0 ? round3(connectTotal / total) : 0 }
       : { initial: r.connect_ms.max },
     tps: el > 0 ? processed / el : 0,
     failures_detailed: inp.failuresDetailed,

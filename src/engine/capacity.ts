@@ -1,0 +1,141 @@
+/**
+ * What the machine offers the load generator, and what a run asks of it: the default number of load
+ * workers (`defaultWorkers`) and why a run would not fit (`capacityProblem`), which the run layer's planning
+ * (run/plan.ts) asks before a run. Measured figures of a worker's and a client's memory are written beside
+ * the constants.
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type { RunPlan } from './protocol.ts';
+
+/**
+ * Resident memory of one load worker thread: its own V8 isolate, the modules it loads and its heap. Measured
+ * with /usr/bin/time (maximum RSS) on Node 20 running select1 on SQLite: 1 client 90 MB, 32 clients in 32
+ * workers 564 MB, 64 in 64 workers 1,079 MB, so about 15.3 MB per worker (and 0.26 s of CPU to start one);
+ * rounded up here.
+ */
+export const WORKER_BYTES = 16 * 2 ** 20;
+
+/**
+ * Memory of one client beyond its worker's: its connection, statements, random generator and recorder
+ * slots. SQLite: 4,000 select1 clients over 4 workers took 786 MB against 161 MB for 4 clients, about
+ * 156 KB each (its page cache, up to SQLite's default 2 MB, grows with the pages a workload touches).
+ * Network clients: bench/soak.ts's 1024 clients took 134 MB against 115 MB for 64, about 20 KB each;
+ * both rounded up here.
+ */
+export const CLIENT_BYTES: Record<RunPlan['target']['driver'], number> = {
+  sqlite: 256 * 1024,
+  mysql: 64 * 1024,
+  postgres: 64 * 1024,
+};
+
+/**
+ * Share of the machine's memory the load generator may plan for: the database under test, and whatever
+ * else runs, need the rest.
+ */
+export const LOAD_MEMORY_SHARE = 0.5;
+
+/**
+ * SQLite worker threads per core by default. A thread per client makes clients really concurrent
+ * (preempted mid-statement, as processes are), but beyond a few threads per core more of them only add
+ * start-up time (0.26 s of CPU each) and memory; the clients beyond share threads, cooperatively (see
+ * `sqliteDriver`). Measured on 2 cores, select1, 32 clients: 32 workers 80,000 q/s at 10.7-11.1 µs of
+ * client CPU per query, 8 workers 65,000-78,000 q/s at 6.8-7.3 µs (a loaded machine: the CPU is the figure).
+ */
+export const SQLITE_WORKERS_PER_CORE = 8;
+
+/** What the machine offers the load generator. */
+export interface MachineLimits {
+  cores: number;
+  totalMemBytes: number;
+  /** Open files a process may have (RLIMIT_NOFILE), when it can be read. */
+  fileLimit?: number | undefined;
+}
+
+/** The soft limit of open files, from /proc/self/limits (Linux); undefined elsewhere. */
+function openFileLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m?.[1] === undefined || m[1] === 'unlimited' ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+export function machineLimits(): MachineLimits {
+  return { cores: cpuCount(), totalMemBytes: os.totalmem(), fileLimit: openFileLimit() };
+}
+
+/** The most load worker threads the machine can hold (in LOAD_MEMORY_SHARE of its memory). */
+export function maxWorkers(m: MachineLimits = machineLimits()): number {
+  return Math.max(1, Math.floor((m.totalMemBytes * LOAD_MEMORY_SHARE) / WORKER_BYTES));
+}
+
+/**
+ * Default number of load workers, bounded on every driver. SQLite: one per client (its driver blocks the
+ * thread) up to SQLITE_WORKERS_PER_CORE per core and what the memory holds; clients beyond share them.
+ * Network clients get one worker per two cores: the database under test usually shares the machine, and on
+ * a 2-core box a second worker cost 20-60% more CPU per query without raising throughput (bench/peers.ts,
+ * README "Performance"); on bigger machines the clients spread over more threads.
+ */
+export function defaultWorkers(
+  driver: RunPlan['target']['driver'],
+  clients: number,
+  cores: number = cpuCount(),
+  m: MachineLimits = machineLimits(),
+): number {
+  const perCores =
+    driver === 'sqlite' ? Math.max(4, SQLITE_WORKERS_PER_CORE * cores) : Math.max(1, Math.floor(cores / 2));
+  return Math.max(1, Math.min(clients, perCores, maxWorkers(m)));
+}
+
+/** Open files a client needs: its socket; SQLite the database, its WAL and its shared-memory file. */
+const FILES_PER_CLIENT: Record<RunPlan['target']['driver'], number> = { sqlite: 3, mysql: 1, postgres: 1 };
+
+/** Why a run would not fit the machine, and what to do instead. */
+export interface CapacityProblem {
+  reason: string;
+  hint: string;
+}
+
+/**
+ * Why CLIENTS clients in WORKERS workers would not fit the machine (memory in LOAD_MEMORY_SHARE, open
+ * files), or undefined when they fit. Checked before a run, so that too many clients are refused with the
+ * reason instead of crashing the process (out of memory, EMFILE) minutes into it.
+ */
+export function capacityProblem(
+  driver: RunPlan['target']['driver'],
+  clients: number,
+  workers: number,
+  m: MachineLimits = machineLimits(),
+): CapacityProblem | undefined {
+  const w = Math.max(1, Math.min(workers, clients));
+  const mib = (b: number): string => `${Math.round(b / 2 ** 20)} MiB`;
+  const share = `${Math.round(LOAD_MEMORY_SHARE * 100)}% of its ${mib(m.totalMemBytes)}`;
+  const most = maxWorkers(m);
+  if (w > most) {
+    return {
+      reason: `${w} load worker threads need about ${mib(w * WORKER_BYTES)} (${mib(WORKER_BYTES)} each); this machine holds ${most} (in ${share})`,
+      hint: `give --workers ${most} or fewer: the clients share the workers`,
+    };
+  }
+  const have = m.totalMemBytes * LOAD_MEMORY_SHARE;
+  const need = w * WORKER_BYTES + clients * CLIENT_BYTES[driver];
+  if (need > have) {
+    const fit = Math.max(1, Math.floor((have - w * WORKER_BYTES) / CLIENT_BYTES[driver]));
+    return {
+      reason: `${clients} ${driver} clients need about ${mib(need)} (${Math.round(CLIENT_BYTES[driver] / 1024)} KiB each, ${mib(WORKER_BYTES)} per worker thread); this machine offers ${mib(have)} (${share})`,
+      hint: `give at most about ${fit} clients here, or run several dbsmack processes on several machines`,
+    };
+  }
+  const files = clients * FILES_PER_CLIENT[driver] + 64;
+  if (m.fileLimit !== undefined && files > m.fileLimit) {
+    return {
+      reason: `${clients} ${driver} clients need about ${files} open files; this process may open ${m.fileLimit}`,
+      hint: `raise the limit (ulimit -n ${files}) or give fewer clients`,
+    };
+  }
+  return undefined;
+}
+
+export const cpuCount = (): number => os.availableParallelism?.() ?? os.cpus().length;

@@ -47,7 +47,10 @@ test('the wait ends the grace period after the deadline', () => {
   clock.advanceMs(5000);
   assert.equal(d.remainingMs(), 0, 'workers still running now are stuck');
   assert.equal(d.cutOffUs(), d.endAt, 'their measured part ends at the deadline');
-  assert.equal(d.stuckReason, 'did not stop within 5 s of the deadline (blocked in a statement)');
+  assert.equal(
+    d.stuckReason,
+    'did not stop: no client finished for 5 s after the deadline (blocked in a statement)',
+  );
 });
 
 test('a stop request bounds the wait by its own grace, and the first request wins', () => {
@@ -75,4 +78,37 @@ test('the stop reason: a fatal error, then stuck workers, then the request', () 
   assert.equal(d.stopReason(false, 1), 'stuck');
   assert.equal(d.stopReason(true, 1), 'fatal');
   assert.equal(d.stopRequested, true);
+});
+
+test('the grace is at least twice the longest event, and runs again from each client that finishes', () => {
+  const clock = fakeClock();
+  const d = new Deadline(5000, clock);
+  d.schedule({ warmupS: 0, timeS: 1 });
+  d.stretch(1200);
+  assert.equal(d.graceMs, 5000, 'short events: the base grace');
+  d.stretch(4000);
+  d.stretch(3000);
+  assert.equal(d.graceMs, 8000, 'twice the longest event seen');
+  clock.advanceMs(1020);
+  assert.equal(d.remainingMs(), 8000);
+  clock.advanceMs(6000);
+  d.progress();
+  assert.equal(d.remainingMs(), 8000, 'a client finished: the grace runs again');
+  clock.advanceMs(7999);
+  assert.ok(d.remainingMs() > 0);
+  clock.advanceMs(1);
+  assert.equal(d.remainingMs(), 0, 'no client finished for a whole grace: stuck');
+  assert.equal(
+    d.stuckReason,
+    'did not stop: no client finished for 8 s after the deadline (blocked in a statement)',
+  );
+});
+
+test('progress before the deadline does not lengthen the wait after it', () => {
+  const clock = fakeClock();
+  const d = new Deadline(5000, clock);
+  d.schedule({ warmupS: 0, timeS: 10 });
+  clock.advanceMs(2000);
+  d.progress();
+  assert.equal(d.remainingMs(), 10020 - 2000 + 5000);
 });

@@ -150,6 +150,13 @@ export class RunAccumulator {
     return this.fatalError !== undefined;
   }
 
+  /** The longest event (or statement) merged so far, in µs (0 before any): the deadline's grace follows it. */
+  longestUs(): number {
+    let most = this.events.count > 0 ? this.events.hist.maxValue : 0;
+    for (const t of this.types.values()) if (t.count > 0 && t.hist.maxValue > most) most = t.hist.maxValue;
+    return most;
+  }
+
   /** The index of the last interval closed (-1 when none is): a live check runs once per new one. */
   get closedUpTo(): number {
     return this.closed;

@@ -17,7 +17,14 @@ import type { EngineOutcome, LiveView } from '../metrics/outcome.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { type LiveTotals, RunAccumulator } from './accumulator.ts';
 import { Deadline, type StopRequest } from './deadline.ts';
-import { CTRL_SIZE, CTRL_STOP, type FailMessage, type IntervalMessage, type RunPlan } from './protocol.ts';
+import {
+  CTRL_LEFT,
+  CTRL_SIZE,
+  CTRL_STOP,
+  type FailMessage,
+  type IntervalMessage,
+  type RunPlan,
+} from './protocol.ts';
 import { LoadWorkers, type WorkerEvents } from './spawn.ts';
 
 // The machine's capacity lives in capacity.ts; test/default-workers.test.ts reads it from the engine.
@@ -216,8 +223,16 @@ export class Engine {
    * number of workers that did not finish in it (0: all did).
    */
   private async untilDone(pool: LoadWorkers, acc: RunAccumulator): Promise<number> {
+    let left = 0;
     for (;;) {
       if (pool.unfinished === 0) return 0;
+      // the grace follows the run's longest event and runs again from each client that finished (deadline.ts)
+      this.deadline.stretch(acc.longestUs() / 1000);
+      const nowLeft = Atomics.load(this.ctrl, CTRL_LEFT);
+      if (nowLeft > left) {
+        left = nowLeft;
+        this.deadline.progress();
+      }
       const wait = this.deadline.remainingMs();
       if (acc.fatal) Atomics.store(this.ctrl, CTRL_STOP, 1);
       if (wait <= 0) return pool.unfinished;

@@ -13,7 +13,8 @@ import type { WorkloadRef } from '../workload/types.ts';
 /** Int32 slots of the shared control array. */
 export const CTRL_STOP = 0; // 1 = stop before the next event
 export const CTRL_EVENTS = 1; // measured events claimed so far (for --events)
-export const CTRL_SIZE = 2;
+export const CTRL_LEFT = 2; // clients (of every worker) that have left their event loop: the grace runs again
+export const CTRL_SIZE = 3;
 
 /** A run's plan: what the figures read of it (`MeasurePlan`), and how to connect and run the clients. */
 export interface RunPlan extends MeasurePlan {

@@ -17,13 +17,14 @@ import type { Workload } from '../workload/types.ts';
 import { Client, type WorkerState } from './client.ts';
 import { connectAll } from './connect-all.ts';
 import { batchedFlush } from './io.ts';
-import type {
-  DoneMessage,
-  FromWorker,
-  InitMessage,
-  IntervalMessage,
-  StartMessage,
-  ToWorker,
+import {
+  CTRL_LEFT,
+  type DoneMessage,
+  type FromWorker,
+  type InitMessage,
+  type IntervalMessage,
+  type StartMessage,
+  type ToWorker,
 } from './protocol.ts';
 import { RateSchedule } from './rate.ts';
 import { Recorder } from './recorder.ts';
@@ -190,7 +191,8 @@ async function onStart(m: StartMessage): Promise<void> {
   }
   // Async drivers leave the event loop free between statements: flush idle intervals on a timer too.
   const timer = setInterval(() => flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
-  await Promise.all(owned.map((c) => c.loop()));
+  // each client that leaves its loop tells the main thread, whose grace for the run's end runs again
+  await Promise.all(owned.map((c) => c.loop().finally(() => Atomics.add(s.ctrl, CTRL_LEFT, 1))));
   clearInterval(timer);
   const end = nowUs();
   const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);

@@ -3,7 +3,7 @@
  * the highest one whose latencies hold the SLO (analysis/capacity.ts), running each step through the same
  * `runPlanned` as `run` (without the server info: a step's result is judged, not kept). Every option of `run` works (copied from it) except those the search sets itself.
  */
-import { type Command, Option } from '@commander-js/extra-typings';
+import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import {
   CAPACITY_SCHEMA,
   type CapacityResult,
@@ -21,6 +21,7 @@ import { renderCapacityText } from '../report/capacity-text.ts';
 import { checkThresholdTypes } from '../run/checks.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { runPlanned } from '../run/run.ts';
+import type { ExitSink } from './command.ts';
 import { workloadHelp } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt } from './parse.ts';
@@ -209,12 +210,42 @@ async function capacityCommand(
   return doc.rate === null ? EXIT.threshold : EXIT.ok;
 }
 
-/** Register `capacity`; after `run`, whose options it copies (the search sets the rate itself). */
-export function registerCapacity(
-  program: Command,
-  setExit: (code: number) => void,
+/** `capacity`'s action: the workload's help, or the search through commander's options; its exit code. */
+export async function capacityAction(
+  workload: string | undefined,
+  c: CommandUnknownOpts,
   toRun: RunInvocation,
-): void {
+): Promise<number> {
+  const all = c.opts() as Record<string, unknown>;
+  if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return EXIT.ok;
+  const inv = toRun(all, c);
+  const run: RunOptions = { ...inv.options, format: 'text', out: undefined, history: false };
+  return capacityCommand(
+    workload as string,
+    inv.rest,
+    run,
+    {
+      slo: (all.slo as ThresholdSpec[] | undefined) ?? [],
+      rateMin: all.rateMin as number,
+      rateMax: all.rateMax as number,
+      repeat: all.repeat as number,
+      precision: all.precision as number,
+      maxSteps: all.maxSteps as number,
+      format: all.format as string,
+      shape: all.rateShape === 'constant' ? 'constant' : 'poisson',
+      lateUs: ((all.rateLateMs as number | undefined) ?? 1) * 1000,
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+    },
+    { name: 'capacity', options: longOptions(c) },
+  );
+}
+
+/**
+ * Define `capacity`; after `run`, whose options it copies (the search sets the rate itself). Its action
+ * hands its exit code to `exit`.
+ */
+export function registerCapacity(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run');
   const cmd = program
     .command('capacity')
@@ -260,30 +291,7 @@ export function registerCapacity(
     if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
   }
   cmd.addOption(helpFlag());
-  cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
-    const all = c.opts() as Record<string, unknown>;
-    if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return;
-    const inv = toRun(all, c);
-    const run: RunOptions = { ...inv.options, format: 'text', out: undefined, history: false };
-    const code = await capacityCommand(
-      workload as string,
-      inv.rest,
-      run,
-      {
-        slo: (all.slo as ThresholdSpec[] | undefined) ?? [],
-        rateMin: all.rateMin as number,
-        rateMax: all.rateMax as number,
-        repeat: all.repeat as number,
-        precision: all.precision as number,
-        maxSteps: all.maxSteps as number,
-        format: all.format as string,
-        shape: all.rateShape === 'constant' ? 'constant' : 'poisson',
-        lateUs: ((all.rateLateMs as number | undefined) ?? 1) * 1000,
-        ...(all.out !== undefined ? { out: all.out as string } : {}),
-        ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
-      },
-      { name: 'capacity', options: longOptions(c) },
-    );
-    setExit(code);
-  });
+  cmd
+    .allowUnknownOption()
+    .action(async (workload, _args, _o, c) => exit(await capacityAction(workload, c, toRun)));
 }

@@ -33,6 +33,7 @@ import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
 import type { History } from '../store/history.ts';
+import type { ExitSink } from './command.ts';
 import { profileSideBySide } from './compare.ts';
 import {
   armFingerprint,
@@ -625,12 +626,51 @@ function representatives(doc: ExperimentDocument): { label: string; result: RunR
   return out.length === doc.arms.length ? out : [];
 }
 
-/** Register `experiment` on the program, after `run` (whose options a plan may set). */
-export function registerExperiment(
-  program: Command,
-  setExit: (code: number) => void,
+/**
+ * `experiment`'s action: its help, or the plan run through commander's options; its exit code. `runCmd` is
+ * `run` (whose options a plan's arms set), `program` the whole program (for the specs of those options).
+ */
+export async function experimentAction(
+  planFile: string | undefined,
+  all: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+  runCmd: CommandUnknownOpts,
   toRun: RunInvocation,
-): void {
+  program: Command,
+): Promise<number> {
+  if (all.help || planFile === undefined) {
+    if (planFile === undefined && !all.help)
+      throw new UsageError(
+        'experiment needs a plan: dbsmack experiment PLAN.yaml',
+        'dbsmack experiment --help',
+      );
+    cmd.outputHelp();
+    return EXIT.ok;
+  }
+  return experimentCommand(
+    planFile,
+    {
+      serverWait: all.serverWait as number,
+      format: all.format as string,
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.resume ? { resume: true } : {}),
+      ...(all.allowShell ? { allowShell: true } : {}),
+      ...(all.dryRun ? { dryRun: true } : {}),
+      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+      ...(all.quiet ? { quiet: true } : {}),
+      ...(all.progress ? { progress: true } : {}),
+    },
+    runCmd,
+    toRun,
+    runOptionSpecs(program),
+  );
+}
+
+/**
+ * Define `experiment` on the program, after `run` (whose options a plan may set). Its action hands its exit
+ * code to `exit`.
+ */
+export function registerExperiment(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run') as unknown as CommandUnknownOpts;
   const cmd = program
     .command('experiment')
@@ -662,35 +702,16 @@ export function registerExperiment(
   addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
   cmd.option('--debug', 'print stack traces of errors');
   cmd.addOption(new Option('-h, --help', 'display help for command'));
-  cmd.action(async (planFile, o) => {
-    const all = o as Record<string, unknown>;
-    if (all.help || planFile === undefined) {
-      if (planFile === undefined && !all.help)
-        throw new UsageError(
-          'experiment needs a plan: dbsmack experiment PLAN.yaml',
-          'dbsmack experiment --help',
-        );
-      cmd.outputHelp();
-      return;
-    }
-    setExit(
-      await experimentCommand(
+  cmd.action(async (planFile, o) =>
+    exit(
+      await experimentAction(
         planFile,
-        {
-          serverWait: all.serverWait as number,
-          format: all.format as string,
-          ...(all.out !== undefined ? { out: all.out as string } : {}),
-          ...(all.resume ? { resume: true } : {}),
-          ...(all.allowShell ? { allowShell: true } : {}),
-          ...(all.dryRun ? { dryRun: true } : {}),
-          ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
-          ...(all.quiet ? { quiet: true } : {}),
-          ...(all.progress ? { progress: true } : {}),
-        },
+        o as Record<string, unknown>,
+        cmd as unknown as CommandUnknownOpts,
         runCmd,
         toRun,
-        runOptionSpecs(program),
+        program,
       ),
-    );
-  });
+    ),
+  );
 }

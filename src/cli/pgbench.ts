@@ -26,6 +26,7 @@ import { initialize, initOptionsFrom } from '../workload/pgbench/init.ts';
 import { PGBENCH_OPTIONS } from '../workload/pgbench/options.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { WorkloadRef } from '../workload/types.ts';
+import type { ExitSink } from './command.ts';
 import { recordRun } from './history-options.ts';
 import { say } from './output.ts';
 import { emitResult, exitCodeFor, installSignals, type RunOptions } from './run.ts';
@@ -505,8 +506,11 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   return exitCodeFor(result, controller.interrupted);
 }
 
-/** Register `pgbench` (its arguments are parsed here, not by commander). */
-export function registerPgbench(program: Command, setExit: (code: number) => void): void {
+/**
+ * Define `pgbench` on the program (its arguments are parsed here, not by commander); its action hands its
+ * exit code to `exit`.
+ */
+export function registerPgbench(program: Command, exit: ExitSink): void {
   program
     .command('pgbench')
     .description(
@@ -516,7 +520,5 @@ export function registerPgbench(program: Command, setExit: (code: number) => voi
     .allowUnknownOption()
     .allowExcessArguments()
     .argument('[args...]', 'pgbench options and the database name')
-    .action(async (_args, _o, cmd) => {
-      setExit(await pgbenchCommand(cmd.args));
-    });
+    .action(async (_args, _o, cmd) => exit(await pgbenchCommand(cmd.args)));
 }

@@ -21,6 +21,7 @@ import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
+import type { ExitSink } from './command.ts';
 import { helpDefault, workloadHelp } from './help.ts';
 import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
 import { openMetrics } from './metrics-options.ts';
@@ -399,17 +400,51 @@ async function sweepCommand(
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
-/** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */
+/** Maps commander's options of `run` to RunOptions and workload arguments (run.ts's `runInvocation`). */
 export type RunInvocation = (
   o: Record<string, unknown>,
   cmd: CommandUnknownOpts,
 ) => { rest: string[]; options: RunOptions };
 
+/** `sweep`'s action: the workload's help, or the sweep through commander's options; its exit code. */
+export async function sweepAction(
+  workload: string | undefined,
+  c: CommandUnknownOpts,
+  toRun: RunInvocation,
+): Promise<number> {
+  const all = c.opts() as Record<string, unknown>;
+  if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return EXIT.ok;
+  const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined) ?? [];
+  // The runs take run's own mapping; the sweep decides clients, format and output per run.
+  const inv = toRun(all, c);
+  const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
+  return sweepCommand(
+    workload as string,
+    inv.rest,
+    run,
+    {
+      clients,
+      repeat: all.repeat as number,
+      interleave: all.interleave === true,
+      format: all.format as string,
+      pause: all.pause as number,
+      ...(all.label !== undefined ? { label: all.label as string } : {}),
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.resume !== undefined ? { resume: all.resume as string } : {}),
+      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+      ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
+    },
+    { name: 'sweep', options: longOptions(c) },
+  );
+}
+
 /**
- * Register `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
- * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them.
+ * Define `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
+ * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them. Its
+ * action hands its exit code to `exit`.
  */
-export function registerSweep(program: Command, setExit: (code: number) => void, toRun: RunInvocation): void {
+export function registerSweep(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run');
   const cmd = program
     .command('sweep')
@@ -448,32 +483,7 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
     if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
   }
   cmd.addOption(helpFlag());
-  cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
-    const all = c.opts() as Record<string, unknown>;
-    if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return;
-    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined) ?? [];
-    // The runs take run's own mapping; the sweep decides clients, format and output per run.
-    const inv = toRun(all, c);
-    const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
-    const code = await sweepCommand(
-      workload as string,
-      inv.rest,
-      run,
-      {
-        clients,
-        repeat: all.repeat as number,
-        interleave: all.interleave === true,
-        format: all.format as string,
-        pause: all.pause as number,
-        ...(all.label !== undefined ? { label: all.label as string } : {}),
-        ...(all.out !== undefined ? { out: all.out as string } : {}),
-        ...(all.resume !== undefined ? { resume: all.resume as string } : {}),
-        ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
-        ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
-        ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
-      },
-      { name: 'sweep', options: longOptions(c) },
-    );
-    setExit(code);
-  });
+  cmd
+    .allowUnknownOption()
+    .action(async (workload, _args, _o, c) => exit(await sweepAction(workload, c, toRun)));
 }

@@ -14,6 +14,7 @@ import {
 } from '../analysis/capacity.ts';
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { redactSecrets } from '../driver/redact.ts';
+import type { Target } from '../driver/types.ts';
 import { RunController } from '../engine/run-once.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
@@ -25,7 +26,7 @@ import type { ExitSink } from './command.ts';
 import { workloadHelp } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt } from './parse.ts';
-import { installSignals, type RunOptions, resolveWorkload } from './run.ts';
+import { installSignals, type ResolvedWorkload, type RunOptions, resolveWorkload } from './run.ts';
 import type { RunInvocation } from './sweep.ts';
 import { parseThreshold } from './threshold-parse.ts';
 import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
@@ -49,7 +50,7 @@ const OWN = new Set([
   '--help',
 ]);
 
-interface CapacityOptions {
+export interface CapacityOptions {
   slo: ThresholdSpec[];
   rateMin: number;
   rateMax: number;
@@ -73,13 +74,8 @@ const positiveNumber =
     return n;
   };
 
-async function capacityCommand(
-  arg: string,
-  rest: readonly string[],
-  run: RunOptions,
-  o: CapacityOptions,
-  command: { name: string; options: readonly string[] },
-): Promise<number> {
+/** What capacity refuses before it resolves the workload. */
+export function checkCapacityOptions(o: CapacityOptions): void {
   if (o.format !== 'text' && o.format !== 'json') {
     throw new UsageError(`unknown format '${o.format}' for capacity`, 'formats: text, json');
   }
@@ -92,6 +88,46 @@ async function capacityCommand(
   for (const t of o.slo) {
     if (t.stage !== undefined) throw new UsageError(`--slo '${t.expr}': a capacity step has no stages`);
   }
+}
+
+/** The capacity document before its first step: the search's bounds, no rate found yet. */
+export function capacityDocument(
+  o: CapacityOptions,
+  resolved: ResolvedWorkload,
+  target: Target,
+  first: { clients: number; timeS?: number | undefined },
+): CapacityResult {
+  return {
+    schema: CAPACITY_SCHEMA,
+    status: 'complete',
+    workload: { name: resolved.workload.name, options: resolved.options },
+    target: { driver: target.driver, url: target.redactedUrl, server_version: '' },
+    clients: first.clients,
+    started_at: new Date().toISOString(),
+    slo: o.slo.map((t) => t.expr),
+    rate: null,
+    broke: null,
+    rate_min: o.rateMin,
+    rate_max: o.rateMax,
+    repeat: o.repeat,
+    step_time_s: first.timeS ?? null,
+    precision: o.precision,
+    steps: [],
+  };
+}
+
+/**
+ * The search: each step runs its rate `--repeat` times through the run layer and is judged against the SLO,
+ * the document rewritten after every step; its exit code (8 when no rate held).
+ */
+async function capacityCommand(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  o: CapacityOptions,
+  command: { name: string; options: readonly string[] },
+): Promise<number> {
+  checkCapacityOptions(o);
   const resolved = await resolveWorkload(arg, rest, command);
   if (resolved.help) {
     process.stdout.write(workloadHelp('capacity', arg, resolved.workload));
@@ -115,23 +151,7 @@ async function capacityCommand(
   const log = (m: string): void => {
     if (!o.quiet) say(redactSecrets(m));
   };
-  const doc: CapacityResult = {
-    schema: CAPACITY_SCHEMA,
-    status: 'complete',
-    workload: { name: resolved.workload.name, options: resolved.options },
-    target: { driver: target.driver, url: target.redactedUrl, server_version: '' },
-    clients: first.clients,
-    started_at: new Date().toISOString(),
-    slo: o.slo.map((t) => t.expr),
-    rate: null,
-    broke: null,
-    rate_min: o.rateMin,
-    rate_max: o.rateMax,
-    repeat: o.repeat,
-    step_time_s: first.timeS ?? null,
-    precision: o.precision,
-    steps: [],
-  };
+  const doc = capacityDocument(o, resolved, target, first);
   const save = (): void => {
     if (o.out) writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
   };

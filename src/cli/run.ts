@@ -385,119 +385,130 @@ export async function runAction(
 }
 
 /**
+ * `run` and its own options, in the order its help lists them: the target, the clients and limits, errors
+ * and reconnection, workers, output and history, then the super-smack options.
+ */
+function defineRun(program: Command) {
+  return (
+    program
+      .command('run')
+      .description(
+        'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
+      )
+      .usage('[options] <workload> [args...]')
+      .helpOption(false)
+      .argument('[workload]', 'built-in workload name or workload file')
+      .argument('[args...]', 'workload options (--name value), positional arguments, or help')
+      .addOption(dbOption())
+      .addOption(
+        helpDefault(
+          new Option('-c, --clients <n>', 'concurrent clients, each with its own connection').argParser(
+            positiveInt('--clients'),
+          ),
+          "1, or a smack file's create_threads",
+        ),
+      )
+      .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
+      .addOption(
+        helpDefault(
+          new Option('--rounds <r>', 'stop after R events per client').argParser(positiveInt('--rounds')),
+          "a smack file's set_num_rounds, else no limit",
+        ),
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '--events <e>',
+            'stop after E events in total; 0 means no limit, as in sysbench',
+          ).argParser(nonNegativeInt('--events')),
+          'no limit',
+        ),
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '-t, --time <s>',
+            'stop after S seconds; 0 means no time limit, as in sysbench',
+          ).argParser(seconds('--time')),
+          '10 when no other limit is given',
+        ),
+      )
+      .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
+      .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
+      .option(
+        '--report-interval <s>',
+        'seconds per timeline interval; when given, --format sysbench prints its interval lines (0: intervals of 1 s, no lines)',
+        seconds('--report-interval'),
+        1,
+      )
+      .option(
+        '--max-tries <n>',
+        'tries per event on deadlock or serialization failure',
+        positiveInt('--max-tries'),
+        10,
+      )
+      .option('--ignore-errors <codes>', "count these errors and go on: 'all' or codes like 1062,23505")
+      .option(
+        '--connect-timeout <s>',
+        'give up connecting after S seconds',
+        seconds('--connect-timeout', false),
+        10,
+      )
+      .option(
+        '--reconnect-timeout <s>',
+        'keep trying to re-establish a lost connection for S seconds',
+        seconds('--reconnect-timeout'),
+        30,
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '--workers <n>',
+            'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
+          ).argParser(positiveInt('--workers')),
+          'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
+        ),
+      )
+      .option(
+        '--format <fmt>',
+        'what to print on stdout: text, json, sysbench (its final report and --report-interval lines) or pgbench (its final report)',
+        'text',
+      )
+      .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
+      .option('--label <name>', 'label stored with the result')
+      .addOption(
+        helpDefault(
+          new Option('--rand-seed <n>', 'seed of the per-client random generators').argParser(
+            nonNegativeInt('--rand-seed'),
+          ),
+          'drawn from the clock',
+        ),
+      )
+      .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
+      .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
+      // history (sweep feature): every run is recorded unless --no-history
+      .addOption(
+        helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
+      )
+      .option('--no-history', 'do not record this run in the history')
+      .option('--debug', 'print stack traces of errors')
+      .addOption(helpFlag())
+      // --- super-smack options ---
+      .addOption(dbTypeOption())
+      .addOption(datadirOption())
+      .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
+      .option('--classic', 'smack files: print only the original Query Barrel Report')
+      // --- end of super-smack options ---
+      .allowUnknownOption()
+  );
+}
+
+/**
  * Define `run` on the program with all its options: the first command, as sweep, capacity and experiment
  * copy its options from the program. Its action hands its exit code to `exit`.
  */
 export function registerRun(program: Command, exit: ExitSink): void {
-  const run = program
-    .command('run')
-    .description(
-      'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
-    )
-    .usage('[options] <workload> [args...]')
-    .helpOption(false)
-    .argument('[workload]', 'built-in workload name or workload file')
-    .argument('[args...]', 'workload options (--name value), positional arguments, or help')
-    .addOption(dbOption())
-    .addOption(
-      helpDefault(
-        new Option('-c, --clients <n>', 'concurrent clients, each with its own connection').argParser(
-          positiveInt('--clients'),
-        ),
-        "1, or a smack file's create_threads",
-      ),
-    )
-    .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
-    .addOption(
-      helpDefault(
-        new Option('--rounds <r>', 'stop after R events per client').argParser(positiveInt('--rounds')),
-        "a smack file's set_num_rounds, else no limit",
-      ),
-    )
-    .addOption(
-      helpDefault(
-        new Option(
-          '--events <e>',
-          'stop after E events in total; 0 means no limit, as in sysbench',
-        ).argParser(nonNegativeInt('--events')),
-        'no limit',
-      ),
-    )
-    .addOption(
-      helpDefault(
-        new Option('-t, --time <s>', 'stop after S seconds; 0 means no time limit, as in sysbench').argParser(
-          seconds('--time'),
-        ),
-        '10 when no other limit is given',
-      ),
-    )
-    .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
-    .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
-    .option(
-      '--report-interval <s>',
-      'seconds per timeline interval; when given, --format sysbench prints its interval lines (0: intervals of 1 s, no lines)',
-      seconds('--report-interval'),
-      1,
-    )
-    .option(
-      '--max-tries <n>',
-      'tries per event on deadlock or serialization failure',
-      positiveInt('--max-tries'),
-      10,
-    )
-    .option('--ignore-errors <codes>', "count these errors and go on: 'all' or codes like 1062,23505")
-    .option(
-      '--connect-timeout <s>',
-      'give up connecting after S seconds',
-      seconds('--connect-timeout', false),
-      10,
-    )
-    .option(
-      '--reconnect-timeout <s>',
-      'keep trying to re-establish a lost connection for S seconds',
-      seconds('--reconnect-timeout'),
-      30,
-    )
-    .addOption(
-      helpDefault(
-        new Option(
-          '--workers <n>',
-          'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
-        ).argParser(positiveInt('--workers')),
-        'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
-      ),
-    )
-    .option(
-      '--format <fmt>',
-      'what to print on stdout: text, json, sysbench (its final report and --report-interval lines) or pgbench (its final report)',
-      'text',
-    )
-    .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
-    .option('--label <name>', 'label stored with the result')
-    .addOption(
-      helpDefault(
-        new Option('--rand-seed <n>', 'seed of the per-client random generators').argParser(
-          nonNegativeInt('--rand-seed'),
-        ),
-        'drawn from the clock',
-      ),
-    )
-    .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
-    .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
-    // history (sweep feature): every run is recorded unless --no-history
-    .addOption(
-      helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
-    )
-    .option('--no-history', 'do not record this run in the history')
-    .option('--debug', 'print stack traces of errors')
-    .addOption(helpFlag())
-    // --- super-smack options ---
-    .addOption(dbTypeOption())
-    .addOption(datadirOption())
-    .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
-    .option('--classic', 'smack files: print only the original Query Barrel Report')
-    // --- end of super-smack options ---
-    .allowUnknownOption();
+  const run = defineRun(program);
   // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
   const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
   runCmd.action(async (workload, _args, o, cmd) => exit(await runAction(workload, o, cmd)));

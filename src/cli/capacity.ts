@@ -3,7 +3,7 @@
  * the highest one whose latencies hold the SLO (analysis/capacity.ts), running each step through the same
  * `runPlanned` as `run` (without the server info: a step's result is judged, not kept). Every option of `run` works (copied from it) except those the search sets itself.
  */
-import { type Command, Option } from '@commander-js/extra-typings';
+import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import {
   CAPACITY_SCHEMA,
   type CapacityResult,
@@ -14,6 +14,7 @@ import {
 } from '../analysis/capacity.ts';
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { redactSecrets } from '../driver/redact.ts';
+import type { Target } from '../driver/types.ts';
 import { RunController } from '../engine/run-once.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
@@ -21,10 +22,11 @@ import { renderCapacityText } from '../report/capacity-text.ts';
 import { checkThresholdTypes } from '../run/checks.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { runPlanned } from '../run/run.ts';
+import type { ExitSink } from './command.ts';
 import { workloadHelp } from './help.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt } from './parse.ts';
-import { installSignals, type RunOptions, resolveWorkload } from './run.ts';
+import { installSignals, type ResolvedWorkload, type RunOptions, resolveWorkload } from './run.ts';
 import type { RunInvocation } from './sweep.ts';
 import { parseThreshold } from './threshold-parse.ts';
 import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
@@ -48,7 +50,7 @@ const OWN = new Set([
   '--help',
 ]);
 
-interface CapacityOptions {
+export interface CapacityOptions {
   slo: ThresholdSpec[];
   rateMin: number;
   rateMax: number;
@@ -72,13 +74,8 @@ const positiveNumber =
     return n;
   };
 
-async function capacityCommand(
-  arg: string,
-  rest: readonly string[],
-  run: RunOptions,
-  o: CapacityOptions,
-  command: { name: string; options: readonly string[] },
-): Promise<number> {
+/** What capacity refuses before it resolves the workload. */
+export function checkCapacityOptions(o: CapacityOptions): void {
   if (o.format !== 'text' && o.format !== 'json') {
     throw new UsageError(`unknown format '${o.format}' for capacity`, 'formats: text, json');
   }
@@ -91,6 +88,46 @@ async function capacityCommand(
   for (const t of o.slo) {
     if (t.stage !== undefined) throw new UsageError(`--slo '${t.expr}': a capacity step has no stages`);
   }
+}
+
+/** The capacity document before its first step: the search's bounds, no rate found yet. */
+export function capacityDocument(
+  o: CapacityOptions,
+  resolved: ResolvedWorkload,
+  target: Target,
+  first: { clients: number; timeS?: number | undefined },
+): CapacityResult {
+  return {
+    schema: CAPACITY_SCHEMA,
+    status: 'complete',
+    workload: { name: resolved.workload.name, options: resolved.options },
+    target: { driver: target.driver, url: target.redactedUrl, server_version: '' },
+    clients: first.clients,
+    started_at: new Date().toISOString(),
+    slo: o.slo.map((t) => t.expr),
+    rate: null,
+    broke: null,
+    rate_min: o.rateMin,
+    rate_max: o.rateMax,
+    repeat: o.repeat,
+    step_time_s: first.timeS ?? null,
+    precision: o.precision,
+    steps: [],
+  };
+}
+
+/**
+ * The search: each step runs its rate `--repeat` times through the run layer and is judged against the SLO,
+ * the document rewritten after every step; its exit code (8 when no rate held).
+ */
+async function capacityCommand(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  o: CapacityOptions,
+  command: { name: string; options: readonly string[] },
+): Promise<number> {
+  checkCapacityOptions(o);
   const resolved = await resolveWorkload(arg, rest, command);
   if (resolved.help) {
     process.stdout.write(workloadHelp('capacity', arg, resolved.workload));
@@ -114,23 +151,7 @@ async function capacityCommand(
   const log = (m: string): void => {
     if (!o.quiet) say(redactSecrets(m));
   };
-  const doc: CapacityResult = {
-    schema: CAPACITY_SCHEMA,
-    status: 'complete',
-    workload: { name: resolved.workload.name, options: resolved.options },
-    target: { driver: target.driver, url: target.redactedUrl, server_version: '' },
-    clients: first.clients,
-    started_at: new Date().toISOString(),
-    slo: o.slo.map((t) => t.expr),
-    rate: null,
-    broke: null,
-    rate_min: o.rateMin,
-    rate_max: o.rateMax,
-    repeat: o.repeat,
-    step_time_s: first.timeS ?? null,
-    precision: o.precision,
-    steps: [],
-  };
+  const doc = capacityDocument(o, resolved, target, first);
   const save = (): void => {
     if (o.out) writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
   };
@@ -209,12 +230,42 @@ async function capacityCommand(
   return doc.rate === null ? EXIT.threshold : EXIT.ok;
 }
 
-/** Register `capacity`; after `run`, whose options it copies (the search sets the rate itself). */
-export function registerCapacity(
-  program: Command,
-  setExit: (code: number) => void,
+/** `capacity`'s action: the workload's help, or the search through commander's options; its exit code. */
+export async function capacityAction(
+  workload: string | undefined,
+  c: CommandUnknownOpts,
   toRun: RunInvocation,
-): void {
+): Promise<number> {
+  const all = c.opts() as Record<string, unknown>;
+  if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return EXIT.ok;
+  const inv = toRun(all, c);
+  const run: RunOptions = { ...inv.options, format: 'text', out: undefined, history: false };
+  return capacityCommand(
+    workload as string,
+    inv.rest,
+    run,
+    {
+      slo: (all.slo as ThresholdSpec[] | undefined) ?? [],
+      rateMin: all.rateMin as number,
+      rateMax: all.rateMax as number,
+      repeat: all.repeat as number,
+      precision: all.precision as number,
+      maxSteps: all.maxSteps as number,
+      format: all.format as string,
+      shape: all.rateShape === 'constant' ? 'constant' : 'poisson',
+      lateUs: ((all.rateLateMs as number | undefined) ?? 1) * 1000,
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+    },
+    { name: 'capacity', options: longOptions(c) },
+  );
+}
+
+/**
+ * Define `capacity`; after `run`, whose options it copies (the search sets the rate itself). Its action
+ * hands its exit code to `exit`.
+ */
+export function registerCapacity(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run');
   const cmd = program
     .command('capacity')
@@ -260,30 +311,7 @@ export function registerCapacity(
     if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
   }
   cmd.addOption(helpFlag());
-  cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
-    const all = c.opts() as Record<string, unknown>;
-    if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return;
-    const inv = toRun(all, c);
-    const run: RunOptions = { ...inv.options, format: 'text', out: undefined, history: false };
-    const code = await capacityCommand(
-      workload as string,
-      inv.rest,
-      run,
-      {
-        slo: (all.slo as ThresholdSpec[] | undefined) ?? [],
-        rateMin: all.rateMin as number,
-        rateMax: all.rateMax as number,
-        repeat: all.repeat as number,
-        precision: all.precision as number,
-        maxSteps: all.maxSteps as number,
-        format: all.format as string,
-        shape: all.rateShape === 'constant' ? 'constant' : 'poisson',
-        lateUs: ((all.rateLateMs as number | undefined) ?? 1) * 1000,
-        ...(all.out !== undefined ? { out: all.out as string } : {}),
-        ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
-      },
-      { name: 'capacity', options: longOptions(c) },
-    );
-    setExit(code);
-  });
+  cmd
+    .allowUnknownOption()
+    .action(async (workload, _args, _o, c) => exit(await capacityAction(workload, c, toRun)));
 }

@@ -18,7 +18,8 @@ import type { RunResult } from '../metrics/run-result.ts';
 import { renderCompareCsv, renderCompareMarkdown, renderCompareText } from '../report/compare-text.ts';
 import { type LabelledResult, type ProfiledResult, renderProfileComparison } from '../report/profile.ts';
 import { DocumentReader, type LoadedInput } from '../store/documents.ts';
-import { HISTORY_DEFAULT, helpDefault } from './help.ts';
+import type { ExitSink } from './command.ts';
+import { readHistoryOption } from './history-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { nonNegativeInt } from './parse.ts';
 
@@ -170,8 +171,8 @@ export function profileSideBySide(runs: LabelledResult[]): string | undefined {
   return `profiles side by side (one median run each at ${clients} client${clients === 1 ? '' : 's'}):\n${renderProfileComparison(runs)}`;
 }
 
-/** Register `compare` on the program. */
-export function registerCompare(program: Command, setExit: (code: number) => void): void {
+/** Define `compare` on the program; its action (`compareCommand`) hands its exit code to `exit`. */
+export function registerCompare(program: Command, exit: ExitSink): void {
   const cmd = program
     .command('compare')
     .description(
@@ -200,10 +201,10 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
     .option('--alpha <a>', 'significance level', alphaArg, 0.05)
     .option('--seed <n>', 'seed of the bootstrap', nonNegativeInt('--seed'), 1)
     .option('-o, --out <file>', 'also write the comparison JSON to FILE')
-    .addOption(helpDefault(new Option('--history <path>', 'history database'), HISTORY_DEFAULT))
+    .addOption(readHistoryOption())
     .option('--debug', 'print stack traces of errors');
-  cmd.action((inputs, o) => {
-    setExit(
+  cmd.action((inputs, o) =>
+    exit(
       compareCommand(inputs, {
         metric: o.metric,
         format: o.format,
@@ -214,6 +215,6 @@ export function registerCompare(program: Command, setExit: (code: number) => voi
         ...(o.out !== undefined ? { out: o.out } : {}),
         ...(o.history !== undefined ? { history: o.history } : {}),
       }),
-    );
-  });
+    ),
+  );
 }

@@ -27,12 +27,13 @@ import { EXIT, InputError, UsageError, UserError } from '../errors.ts';
 import type { ServerSched } from '../metrics/profile-types.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
-import { createProgress } from '../report/progress.ts';
+import { createProgress, type Progress } from '../report/progress.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
 import type { History } from '../store/history.ts';
+import type { ExitSink } from './command.ts';
 import { profileSideBySide } from './compare.ts';
 import {
   armFingerprint,
@@ -223,7 +224,8 @@ const serverOf = (arm: PlanArm): ExperimentArm['server'] | undefined =>
       }
     : undefined;
 
-function freshDocument(plan: ExperimentPlan, target: Target): ExperimentDocument {
+/** A new experiment document for the plan: every arm, no runs yet, partial. */
+export function freshDocument(plan: ExperimentPlan, target: Target): ExperimentDocument {
   const now = new Date().toISOString();
   return {
     schema: EXPERIMENT_SCHEMA,
@@ -303,6 +305,282 @@ export function identicalSettingsWarnings(doc: ExperimentDocument): string[] {
   return out;
 }
 
+/** A plan's server commands run only with `--allow-shell`: without it they are refused, each named with its arm. */
+export function refuseServerCommands(plan: ExperimentPlan, allowShell: boolean): void {
+  const shell = plan.arms.filter((a) => a.server);
+  if (shell.length === 0 || allowShell) return;
+  const list = shell
+    .map(
+      (a) =>
+        `${a.server!.at} (arm ${a.label}): ${[a.server!.stop, a.server!.start]
+          .filter((c) => c !== undefined)
+          .map(redactCommand)
+          .join('; ')}`,
+    )
+    .join('\n  ');
+  throw new UsageError(
+    `the plan runs server commands, which dbsmack runs only with --allow-shell:\n  ${list}`,
+    'read them, then run again with --allow-shell (dbsmack runs only the commands the plan names)',
+  );
+}
+
+/** The experiment document's file: `--out`, else PLAN.experiment.json in the working directory. */
+export function experimentOutFile(planFile: string, out: string | undefined): string {
+  return out ?? `${path.basename(planFile).replace(/\.(ya?ml)$/i, '')}.experiment.json`;
+}
+
+/** Starting anew over the document of a partial experiment says so (`--resume` would continue it). */
+function noteStartingOver(out: string): void {
+  if (!existsSync(out)) return;
+  try {
+    const old = readJsonFile(out) as ExperimentDocument;
+    if (old?.schema === EXPERIMENT_SCHEMA && old.status === 'partial')
+      say(`dbsmack: note: ${out} held a partial experiment; starting anew over it (--resume continues one)`);
+  } catch {
+    // not ours to read: it is overwritten like any --out file
+  }
+}
+
+/**
+ * Where an experiment's runs go: its document (the arms' summaries and the comparison computed again, the
+ * file rewritten after every run) and each arm's sweep in the history. Losing the file or the history warns
+ * once and the experiment goes on without it.
+ */
+export class ExperimentRecorder {
+  outFailed = false;
+  historyFailed = false;
+  /** Where the warnings go (the progress, once it is open). */
+  log: (m: string) => void = say;
+  private readonly source: string;
+
+  constructor(
+    private readonly doc: ExperimentDocument,
+    private readonly out: string,
+    private history: History | undefined,
+  ) {
+    this.source = `file ${out}`;
+  }
+
+  /** Summarize the arms, compare them, and rewrite the document. */
+  persist(): void {
+    const doc = this.doc;
+    doc.updated_at = new Date().toISOString();
+    summarizeArms(doc);
+    const cmp = compareArms(doc, this.source);
+    if (cmp) doc.comparison = cmp;
+    if (this.outFailed) return;
+    try {
+      writeResultFile(this.out, `${JSON.stringify(doc, null, 2)}\n`);
+    } catch (e) {
+      this.outFailed = true;
+      this.log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
+    }
+  }
+
+  /** Store the newest run in the arm's history sweep (made on the arm's first run). */
+  record(arm: ExperimentArm, run: ExperimentRun): void {
+    const history = this.history;
+    if (!history) return;
+    try {
+      const sweep = armSweep(this.doc, arm)!;
+      const known = arm.history?.path === history.path ? arm.history.sweep : undefined;
+      const { sweepId } = history.addSweepRun(known, sweep, run.result, run.repeat);
+      arm.history = { path: history.path, sweep: sweepId };
+    } catch (e) {
+      this.log(
+        `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
+      );
+      history.close();
+      this.history = undefined;
+      this.historyFailed = true;
+    }
+  }
+
+  /** Close the history; returns its path when it was still written to. */
+  close(): string | undefined {
+    const p = this.history?.path;
+    this.history?.close();
+    return p;
+  }
+}
+
+/**
+ * The server as each arm wants it: its stop and start commands, the wait for it to answer, and its check of
+ * the server's variables, done when the arm differs from the one that ran before.
+ */
+class ArmSetUp {
+  private current: number | undefined;
+  /** The last arm whose start command ran: the server is left as it left it. */
+  lastArmAt: string | undefined;
+
+  constructor(
+    private readonly arms: ResolvedArm[],
+    private readonly doc: ExperimentDocument,
+    private readonly serverWait: number,
+    private readonly controller: RunController,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  /** Make arm `i` the server's set-up (returns early on Ctrl-C). */
+  async setUp(i: number): Promise<void> {
+    const a = this.arms[i]!;
+    const stopped = (): boolean => this.controller.interrupted;
+    const srv = a.plan.server;
+    if (srv && this.current !== i) {
+      const what = `arm ${a.plan.label}`;
+      if (srv.stop) {
+        this.log(`dbsmack: ${what}: stopping the server: ${redactCommand(srv.stop)}`);
+        await runServerCommand(srv.stop, `${what} stop`, COMMAND_TIMEOUT, stopped);
+      }
+      if (stopped()) return;
+      if (srv.start) {
+        this.log(`dbsmack: ${what}: starting the server: ${redactCommand(srv.start)}`);
+        this.lastArmAt = a.plan.label;
+        await runServerCommand(srv.start, `${what} start`, COMMAND_TIMEOUT, stopped);
+        await waitForServer(a.target, srv.wait ?? this.serverWait, a.run.connectTimeout, what, stopped);
+      }
+    }
+    if (stopped()) return;
+    if (a.plan.check && this.current !== i) await this.check(a, this.doc.arms[i]!);
+    this.current = i;
+  }
+
+  /** The arm's `check:`: the server's variables as the plan expects them, or the experiment stops. */
+  private async check(a: ResolvedArm, armDoc: ExperimentArm): Promise<void> {
+    const check = a.plan.check!;
+    const names = Object.keys(check);
+    const seen = await readVariables(a.target, names, a.run.connectTimeout);
+    armDoc.checked = seen;
+    const wrong = names.filter((n) => (seen[n] ?? '').toLowerCase() !== String(check[n]).toLowerCase());
+    if (wrong.length > 0) {
+      throw new UserError(
+        `arm ${a.plan.label}: ${wrong.map((n) => `${n} is ${seen[n] === undefined ? 'unknown to the server' : `'${seen[n]}'`}, the plan expects '${check[n]}'`).join('; ')}`,
+        "the arm's settings did not take effect: check its server commands; the partial experiment is saved (--resume)",
+        EXIT.runFailed,
+      );
+    }
+    this.log(`dbsmack: arm ${a.plan.label}: checked ${names.map((n) => `${n}=${seen[n]}`).join(', ')}`);
+  }
+}
+
+/** What every run of an experiment shares while its steps run. */
+interface ExperimentRunner {
+  plan: ExperimentPlan;
+  arms: ResolvedArm[];
+  doc: ExperimentDocument;
+  recorder: ExperimentRecorder;
+  server: ArmSetUp;
+  progress: Progress;
+  log: (m: string) => void;
+  controller: RunController;
+  quiet: boolean;
+}
+
+/**
+ * Run the steps in their order, each arm's server set up first, each run recorded the moment it finishes;
+ * stops after a run that did not complete, or on Ctrl-C.
+ */
+async function runExperimentSteps(
+  order: { arm: number; clients: number; repeat: number }[],
+  r: ExperimentRunner,
+): Promise<void> {
+  const { plan, doc, recorder, progress, log, controller } = r;
+  let seq = doc.arms.reduce((n, a) => n + a.runs.length, 0);
+  for (const [n, step] of order.entries()) {
+    if (controller.interrupted) break;
+    const a = r.arms[step.arm]!;
+    const armDoc = doc.arms[step.arm]!;
+    await r.server.setUp(step.arm);
+    if (controller.interrupted) break;
+    const w = await a.workloadFor(step.clients);
+    const runPlan = planFrom({ ...a.run, clients: step.clients }, a.target, w);
+    progress.runStarted(step.clients, step.repeat);
+    let result: RunResult | undefined;
+    try {
+      result = await runPlanned(
+        {
+          plan: runPlan,
+          workload: w.workload,
+          options: w.options,
+          workers: workersFor(a.run.workers, a.target.driver, runPlan.clients),
+          label: armLabel(plan.name, a.plan.label),
+          probes: profileProbesFrom(a.run, { sweep: true }),
+          onInterval: (p: IntervalPoint) => progress.interval(p),
+          log,
+          controller,
+          experiment: { name: plan.name, arm: a.plan.label },
+          serverInfo: { connectTimeoutS: a.run.connectTimeout },
+        },
+        'experiment',
+      );
+    } finally {
+      progress.runFinished();
+    }
+    if (result === undefined) break;
+    armDoc.server_settings ??= result.server?.settings;
+    const cut = controller.interrupted && result.status !== 'complete';
+    const run: ExperimentRun = {
+      ...summarizeRun(result, step.repeat),
+      clients: step.clients,
+      seq: ++seq,
+      // cut short by Ctrl-C (a run that finished before the signal counts as any other)
+      ...(cut ? { interrupted: true } : {}),
+    };
+    armDoc.runs.push(run);
+    if (!cut) recorder.record(armDoc, run);
+    const schedWarning = schedulingWarning(a.plan.label, result);
+    for (const wmsg of [...identicalSettingsWarnings(doc), ...(schedWarning ? [schedWarning] : [])])
+      if (!doc.warnings.includes(wmsg)) {
+        doc.warnings.push(wmsg);
+        log(`dbsmack: warning: ${wmsg}`);
+      }
+    if (result.status !== 'complete' && !controller.interrupted)
+      doc.status_reason =
+        `run ${seq} (arm ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
+    else if (cut) doc.status_reason = 'interrupted';
+    recorder.persist();
+    if (!r.quiet)
+      log(
+        `dbsmack: [${n + 1}/${order.length}] ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}: ` +
+          `${run.qps.toFixed(1)} q/s, p95 ${run.p95_ms.toFixed(3)} ms, ${result.status}`,
+      );
+    if (result.status !== 'complete' || controller.interrupted) break;
+  }
+}
+
+/** The end of an experiment on stdout (its table, or its document) and stderr (where it was kept). */
+function printExperiment(
+  doc: ExperimentDocument,
+  plan: ExperimentPlan,
+  o: ExperimentOptions,
+  out: string,
+  end: { outFailed: boolean; recordedIn: string | undefined; interrupted: boolean },
+): void {
+  const { outFailed, recordedIn, interrupted } = end;
+  const complete = doc.arms.reduce((k, a) => k + a.runs.filter((r) => r.status === 'complete').length, 0);
+  if (complete === 0 && doc.arms.every((a) => a.runs.length === 0)) {
+    if (interrupted) say('dbsmack: interrupted before the first run finished; nothing was measured');
+  } else if (o.format === 'json') process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  else {
+    const profiles = doc.comparison ? profileSideBySide(representatives(doc)) : undefined;
+    process.stdout.write(renderExperimentText(doc, doc.comparison) + (profiles ? `\n${profiles}` : ''));
+  }
+  if (!o.quiet) {
+    if (!outFailed)
+      say(
+        `dbsmack: experiment document ${out}${doc.status === 'partial' ? ' (partial: dbsmack experiment PLAN --resume continues it)' : ''}`,
+      );
+    if (recordedIn)
+      say(
+        `dbsmack: runs recorded in ${recordedIn} as ${plan.arms.map((a) => armLabel(plan.name, a.label)).join(', ')}`,
+      );
+  }
+}
+
+/**
+ * The experiment: the plan read and its arms resolved (or only printed, `--dry-run`), then its runs
+ * interleaved, each recorded as it finishes, and the ratio table at the end; its exit code.
+ */
 async function experimentCommand(
   planFile: string,
   o: ExperimentOptions,
@@ -319,37 +597,12 @@ async function experimentCommand(
     process.stdout.write(renderDryRun(plan, arms));
     return EXIT.ok;
   }
-  const shell = plan.arms.filter((a) => a.server);
-  if (shell.length > 0 && !o.allowShell) {
-    const list = shell
-      .map(
-        (a) =>
-          `${a.server!.at} (arm ${a.label}): ${[a.server!.stop, a.server!.start]
-            .filter((c) => c !== undefined)
-            .map(redactCommand)
-            .join('; ')}`,
-      )
-      .join('\n  ');
-    throw new UsageError(
-      `the plan runs server commands, which dbsmack runs only with --allow-shell:\n  ${list}`,
-      'read them, then run again with --allow-shell (dbsmack runs only the commands the plan names)',
-    );
-  }
-  const out = o.out ?? `${path.basename(planFile).replace(/\.(ya?ml)$/i, '')}.experiment.json`;
+  refuseServerCommands(plan, o.allowShell === true);
+  const out = experimentOutFile(planFile, o.out);
   checkOutputFile(out, '--out');
   checkHistoryPath(o.history);
   const doc = o.resume ? loadForResume(out, plan) : freshDocument(plan, arms[0]!.target);
-  if (!o.resume && existsSync(out)) {
-    try {
-      const old = readJsonFile(out) as ExperimentDocument;
-      if (old?.schema === EXPERIMENT_SCHEMA && old.status === 'partial')
-        say(
-          `dbsmack: note: ${out} held a partial experiment; starting anew over it (--resume continues one)`,
-        );
-    } catch {
-      // not ours to read: it is overwritten like any --out file
-    }
-  }
+  if (!o.resume) noteStartingOver(out);
   const done = new Set(
     doc.arms.flatMap((a) => a.runs.map((r) => `${a.label}\u0000${r.clients}\u0000${r.repeat}`)),
   );
@@ -361,14 +614,9 @@ async function experimentCommand(
     doc.warnings.push(
       'some arms restart the server and others do not: those run on the server as the arm before them left it',
     );
-  let history: History | undefined = openHistoryForWrite(o.history);
-  let historyFailed = false;
-  let outFailed = false;
+  const recorder = new ExperimentRecorder(doc, out, openHistoryForWrite(o.history));
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
-  let seq = doc.arms.reduce((n, a) => n + a.runs.length, 0);
-  let current: number | undefined;
-  let lastArmAt: string | undefined;
   let errorCode: number | undefined;
   const tty = process.stderr.isTTY === true;
   const firstPlan = planFrom(
@@ -384,152 +632,31 @@ async function experimentCommand(
     title: `dbsmack experiment ${plan.name}`,
   });
   const log = (m: string): void => progress.log(redactSecrets(m));
-  const source = `file ${out}`;
-  const persist = (): void => {
-    doc.updated_at = new Date().toISOString();
-    summarizeArms(doc);
-    const cmp = compareArms(doc, source);
-    if (cmp) doc.comparison = cmp;
-    if (outFailed) return;
-    try {
-      writeResultFile(out, `${JSON.stringify(doc, null, 2)}\n`);
-    } catch (e) {
-      outFailed = true;
-      log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
-    }
-  };
-  /** Store the newest run in the arm's history sweep (made on the arm's first run). */
-  const record = (arm: ExperimentArm, run: ExperimentRun): void => {
-    if (!history) return;
-    try {
-      const sweep = armSweep(doc, arm)!;
-      const known = arm.history?.path === history.path ? arm.history.sweep : undefined;
-      const { sweepId } = history.addSweepRun(known, sweep, run.result, run.repeat);
-      arm.history = { path: history.path, sweep: sweepId };
-    } catch (e) {
-      log(
-        `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
-      );
-      history.close();
-      history = undefined;
-      historyFailed = true;
-    }
-  };
-  /** Make arm `i` the server's set-up: its stop and start commands, the wait, its check. */
-  const setUp = async (i: number): Promise<void> => {
-    const a = arms[i]!;
-    const armDoc = doc.arms[i]!;
-    const srv = a.plan.server;
-    if (srv && current !== i) {
-      const what = `arm ${a.plan.label}`;
-      if (srv.stop) {
-        log(`dbsmack: ${what}: stopping the server: ${redactCommand(srv.stop)}`);
-        await runServerCommand(srv.stop, `${what} stop`, COMMAND_TIMEOUT, () => controller.interrupted);
-      }
-      if (controller.interrupted) return;
-      if (srv.start) {
-        log(`dbsmack: ${what}: starting the server: ${redactCommand(srv.start)}`);
-        lastArmAt = a.plan.label;
-        await runServerCommand(srv.start, `${what} start`, COMMAND_TIMEOUT, () => controller.interrupted);
-        await waitForServer(
-          a.target,
-          srv.wait ?? o.serverWait,
-          a.run.connectTimeout,
-          what,
-          () => controller.interrupted,
-        );
-      }
-    }
-    if (controller.interrupted) return;
-    if (a.plan.check && current !== i) {
-      const names = Object.keys(a.plan.check);
-      const seen = await readVariables(a.target, names, a.run.connectTimeout);
-      armDoc.checked = seen;
-      const wrong = names.filter(
-        (n) => (seen[n] ?? '').toLowerCase() !== String(a.plan.check![n]).toLowerCase(),
-      );
-      if (wrong.length > 0) {
-        throw new UserError(
-          `arm ${a.plan.label}: ${wrong.map((n) => `${n} is ${seen[n] === undefined ? 'unknown to the server' : `'${seen[n]}'`}, the plan expects '${a.plan.check![n]}'`).join('; ')}`,
-          "the arm's settings did not take effect: check its server commands; the partial experiment is saved (--resume)",
-          EXIT.runFailed,
-        );
-      }
-      log(`dbsmack: arm ${a.plan.label}: checked ${names.map((n) => `${n}=${seen[n]}`).join(', ')}`);
-    }
-    current = i;
-  };
+  recorder.log = log;
+  const server = new ArmSetUp(arms, doc, o.serverWait, controller, log);
   if (!o.quiet) {
-    const resumed = o.resume ? `, resuming ${out} (${seq} runs kept)` : '';
+    const kept = doc.arms.reduce((n, a) => n + a.runs.length, 0);
+    const resumed = o.resume ? `, resuming ${out} (${kept} runs kept)` : '';
     say(
       `dbsmack: experiment ${plan.name}: ${order.length} runs of ${plan.workload}, ${plan.arms.length} arms interleaved on ${arms[0]!.target.redactedUrl}${resumed}`,
     );
   }
-  persist();
+  recorder.persist();
   try {
-    for (const [n, step] of order.entries()) {
-      if (controller.interrupted) break;
-      const a = arms[step.arm]!;
-      const armDoc = doc.arms[step.arm]!;
-      await setUp(step.arm);
-      if (controller.interrupted) break;
-      const w = await a.workloadFor(step.clients);
-      const runPlan = planFrom({ ...a.run, clients: step.clients }, a.target, w);
-      progress.runStarted(step.clients, step.repeat);
-      let result: RunResult | undefined;
-      try {
-        result = await runPlanned(
-          {
-            plan: runPlan,
-            workload: w.workload,
-            options: w.options,
-            workers: workersFor(a.run.workers, a.target.driver, runPlan.clients),
-            label: armLabel(plan.name, a.plan.label),
-            probes: profileProbesFrom(a.run, { sweep: true }),
-            onInterval: (p: IntervalPoint) => progress.interval(p),
-            log,
-            controller,
-            experiment: { name: plan.name, arm: a.plan.label },
-            serverInfo: { connectTimeoutS: a.run.connectTimeout },
-          },
-          'experiment',
-        );
-      } finally {
-        progress.runFinished();
-      }
-      if (result === undefined) break;
-      armDoc.server_settings ??= result.server?.settings;
-      const cut = controller.interrupted && result.status !== 'complete';
-      const run: ExperimentRun = {
-        ...summarizeRun(result, step.repeat),
-        clients: step.clients,
-        seq: ++seq,
-        // cut short by Ctrl-C (a run that finished before the signal counts as any other)
-        ...(cut ? { interrupted: true } : {}),
-      };
-      armDoc.runs.push(run);
-      if (!cut) record(armDoc, run);
-      const schedWarning = schedulingWarning(a.plan.label, result);
-      for (const wmsg of [...identicalSettingsWarnings(doc), ...(schedWarning ? [schedWarning] : [])])
-        if (!doc.warnings.includes(wmsg)) {
-          doc.warnings.push(wmsg);
-          log(`dbsmack: warning: ${wmsg}`);
-        }
-      if (result.status !== 'complete' && !controller.interrupted)
-        doc.status_reason =
-          `run ${seq} (arm ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
-      else if (cut) doc.status_reason = 'interrupted';
-      persist();
-      if (!o.quiet)
-        log(
-          `dbsmack: [${n + 1}/${order.length}] ${a.plan.label}, ${step.clients} clients, repeat ${step.repeat}: ` +
-            `${run.qps.toFixed(1)} q/s, p95 ${run.p95_ms.toFixed(3)} ms, ${result.status}`,
-        );
-      if (result.status !== 'complete' || controller.interrupted) break;
-    }
+    await runExperimentSteps(order, {
+      plan,
+      arms,
+      doc,
+      recorder,
+      server,
+      progress,
+      log,
+      controller,
+      quiet: o.quiet === true,
+    });
   } catch (e) {
     doc.status_reason = `stopped by an error: ${(e as Error).message}`;
-    persist();
+    recorder.persist();
     if (!(e instanceof UserError)) throw e;
     errorCode = e.exitCode;
     progress.done();
@@ -546,37 +673,22 @@ async function experimentCommand(
     doc.status = 'complete';
     delete doc.status_reason;
   }
-  persist();
-  const recordedIn = history?.path;
-  history?.close();
-  if (complete === 0 && doc.arms.every((a) => a.runs.length === 0)) {
-    if (controller.interrupted)
-      say('dbsmack: interrupted before the first run finished; nothing was measured');
-  } else if (o.format === 'json') process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
-  else {
-    const profiles = doc.comparison ? profileSideBySide(representatives(doc)) : undefined;
-    process.stdout.write(renderExperimentText(doc, doc.comparison) + (profiles ? `\n${profiles}` : ''));
-  }
-  if (!o.quiet) {
-    if (!outFailed)
-      say(
-        `dbsmack: experiment document ${out}${doc.status === 'partial' ? ' (partial: dbsmack experiment PLAN --resume continues it)' : ''}`,
-      );
-    if (recordedIn)
-      say(
-        `dbsmack: runs recorded in ${recordedIn} as ${plan.arms.map((a) => armLabel(plan.name, a.label)).join(', ')}`,
-      );
-  }
+  recorder.persist();
+  printExperiment(doc, plan, o, out, {
+    outFailed: recorder.outFailed,
+    recordedIn: recorder.close(),
+    interrupted: controller.interrupted,
+  });
   if (controller.interrupted || errorCode !== undefined) {
     const left =
-      lastArmAt !== undefined
-        ? `the server is left as the commands of arm ${lastArmAt} left it`
+      server.lastArmAt !== undefined
+        ? `the server is left as the commands of arm ${server.lastArmAt} left it`
         : 'the server is left as it was (no arm restarted it; scheduling options are put back after each run)';
     say(`dbsmack: ${controller.interrupted ? 'interrupted' : 'stopped'}: ${left}`);
   }
   if (controller.interrupted) return EXIT.interrupted;
   if (errorCode !== undefined) return errorCode;
-  if (outFailed || historyFailed) return EXIT.output;
+  if (recorder.outFailed || recorder.historyFailed) return EXIT.output;
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
@@ -625,12 +737,51 @@ function representatives(doc: ExperimentDocument): { label: string; result: RunR
   return out.length === doc.arms.length ? out : [];
 }
 
-/** Register `experiment` on the program, after `run` (whose options a plan may set). */
-export function registerExperiment(
-  program: Command,
-  setExit: (code: number) => void,
+/**
+ * `experiment`'s action: its help, or the plan run through commander's options; its exit code. `runCmd` is
+ * `run` (whose options a plan's arms set), `program` the whole program (for the specs of those options).
+ */
+export async function experimentAction(
+  planFile: string | undefined,
+  all: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+  runCmd: CommandUnknownOpts,
   toRun: RunInvocation,
-): void {
+  program: Command,
+): Promise<number> {
+  if (all.help || planFile === undefined) {
+    if (planFile === undefined && !all.help)
+      throw new UsageError(
+        'experiment needs a plan: dbsmack experiment PLAN.yaml',
+        'dbsmack experiment --help',
+      );
+    cmd.outputHelp();
+    return EXIT.ok;
+  }
+  return experimentCommand(
+    planFile,
+    {
+      serverWait: all.serverWait as number,
+      format: all.format as string,
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.resume ? { resume: true } : {}),
+      ...(all.allowShell ? { allowShell: true } : {}),
+      ...(all.dryRun ? { dryRun: true } : {}),
+      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+      ...(all.quiet ? { quiet: true } : {}),
+      ...(all.progress ? { progress: true } : {}),
+    },
+    runCmd,
+    toRun,
+    runOptionSpecs(program),
+  );
+}
+
+/**
+ * Define `experiment` on the program, after `run` (whose options a plan may set). Its action hands its exit
+ * code to `exit`.
+ */
+export function registerExperiment(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run') as unknown as CommandUnknownOpts;
   const cmd = program
     .command('experiment')
@@ -662,35 +813,16 @@ export function registerExperiment(
   addHistoryOptions(cmd as unknown as Command<unknown[], Record<string, unknown>>);
   cmd.option('--debug', 'print stack traces of errors');
   cmd.addOption(new Option('-h, --help', 'display help for command'));
-  cmd.action(async (planFile, o) => {
-    const all = o as Record<string, unknown>;
-    if (all.help || planFile === undefined) {
-      if (planFile === undefined && !all.help)
-        throw new UsageError(
-          'experiment needs a plan: dbsmack experiment PLAN.yaml',
-          'dbsmack experiment --help',
-        );
-      cmd.outputHelp();
-      return;
-    }
-    setExit(
-      await experimentCommand(
+  cmd.action(async (planFile, o) =>
+    exit(
+      await experimentAction(
         planFile,
-        {
-          serverWait: all.serverWait as number,
-          format: all.format as string,
-          ...(all.out !== undefined ? { out: all.out as string } : {}),
-          ...(all.resume ? { resume: true } : {}),
-          ...(all.allowShell ? { allowShell: true } : {}),
-          ...(all.dryRun ? { dryRun: true } : {}),
-          ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
-          ...(all.quiet ? { quiet: true } : {}),
-          ...(all.progress ? { progress: true } : {}),
-        },
+        o as Record<string, unknown>,
+        cmd as unknown as CommandUnknownOpts,
         runCmd,
         toRun,
-        runOptionSpecs(program),
+        program,
       ),
-    );
-  });
+    ),
+  );
 }

@@ -1,5 +1,6 @@
 /**
- * `--history PATH` / `--no-history` for the commands that record (run, sweep), and recording a single run.
+ * `--history PATH` / `--no-history` for the commands that record (run, sweep), and recording a single run;
+ * `--history PATH` of the commands that read it (history, show, compare).
  * The history is checked before the run starts; one that still cannot be written afterwards costs the run
  * nothing (it was printed) but is reported, with exit code 5.
  */
@@ -22,6 +23,17 @@ export function addHistoryOptions<C extends Command<unknown[], Record<string, un
   );
   cmd.addOption(new Option('--no-history', 'do not record in the history'));
   return cmd;
+}
+
+/** `--history PATH` of a command that reads the history (history, show, compare). */
+export function readHistoryOption(): Option<'--history <path>'> {
+  return helpDefault(new Option('--history <path>', 'history database'), HISTORY_DEFAULT);
+}
+
+/** `--format` of history and show: text or json. */
+export function checkTextOrJson(format: string): void {
+  if (format !== 'text' && format !== 'json')
+    throw new UsageError(`unknown format '${format}'`, 'formats: text, json');
 }
 
 /** Open the history for writing, or undefined when `--no-history`. History problems become input errors. */

@@ -1,87 +1,43 @@
 /**
- * The dbsmack command line. One function per command lives in its own file; this one wires them into
- * commander, and turns every user error into one line on stderr and a documented exit code.
+ * The dbsmack command line: this file puts the commands together into commander's program, and turns every
+ * user error into one line on stderr and a documented exit code.
+ *
+ * One file per command, named after it: `run.ts`, `prepare.ts` (prepare and cleanup), `gen-data.ts`,
+ * `sweep.ts`, `experiment.ts`, `capacity.ts`, `history.ts`, `show.ts`, `compare.ts`, `report.ts`,
+ * `pgbench.ts`, `list.ts`. They stand beside the option groups and helpers they share (`*-options.ts`,
+ * `parse.ts`, `output.ts`, `help.ts`) rather than in a folder of their own, because those names are what
+ * the tests, the other commands and the documents already import and cite. Each exports `registerX` (the
+ * command and its options) and an action that returns its exit code; see command.ts for how that code
+ * reaches `main`. Nothing in cli/ is module-level state: what the commands share is passed to them.
  */
-import { Command, CommanderError, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
-import { DEFAULT_URL } from '../driver/url.ts';
 import { EXIT, UserError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { builtinNames } from '../workload/registry.ts';
 import { registerCapacity } from './capacity.ts';
+import type { ExitSink } from './command.ts';
 import { registerCompare } from './compare.ts';
 import { registerExperiment } from './experiment.ts';
 import { registerGenData } from './gen-data.ts';
-import { HISTORY_DEFAULT, helpConfig, helpDefault } from './help.ts';
+import { helpConfig } from './help.ts';
 import { registerHistory } from './history.ts';
-import { addMetricsOptions } from './metrics-options.ts';
+import { registerList } from './list.ts';
 import { fsReason, isSystemError } from './output.ts';
-import { nonNegativeInt, positiveInt, seconds } from './parse.ts';
 import { registerPgbench } from './pgbench.ts';
-import { addProfileOptions } from './profile-options.ts';
+import { registerPrepare } from './prepare.ts';
 import { registerReport } from './report.ts';
-import { adminCommand, type RunOptions, runCommand } from './run.ts';
-import { addSloOptions, type SloCliOptions } from './slo-options.ts';
-import { datadirOption, dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
+import { registerRun, runInvocation } from './run.ts';
+import { registerShow } from './show.ts';
 import { registerSweep } from './sweep.ts';
-import {
-  addSysbenchDbOptions,
-  addSysbenchRunOptions,
-  ratePlan,
-  type SysbenchDbOptions,
-  type SysbenchRunOptions,
-  sysbenchDbUrl,
-} from './sysbench-options.ts';
-import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
-let debug = process.argv.includes('--debug');
-let exitCode: number = EXIT.ok;
-
-function dbOption(): Option<'--db <url>', undefined, string> {
-  return new Option(
-    '--db <url>',
-    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…; ?connector=dbsmack|mysql2|mariadb|pg picks the client of the load connections (dbsmack when not given); ?io=native|js its socket I/O (the native core when built)',
-  )
-    .default(DEFAULT_URL)
-    .env('DBSMACK_DB');
-}
+/** run's option mapper lives in run.ts; it is handed from here to the commands that copy run's options. */
+export { runInvocation };
 
 /**
- * What `run WORKLOAD …` means: commander's options into RunOptions, and the workload's arguments. `sweep`
- * copies run's options and calls this too, so every option mapped here works the same in a sweep: map a
- * new option of `run` here, not in its action.
+ * The program with every command. The action that commander runs hands its exit code to `exit` (none:
+ * the code is dropped, as a test that only looks at the commands wants).
  */
-export function runInvocation(
-  o: Record<string, unknown>,
-  cmd: CommandUnknownOpts,
-): { rest: string[]; options: RunOptions } {
-  const workload = cmd.args[0] ?? '';
-  const so = o as unknown as SysbenchRunOptions;
-  // sysbench-style --db-driver/--mysql-*/--pgsql-* options make the URL when --db is not given
-  const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
-  const reportInterval = o.reportInterval as number;
-  return {
-    // smack files take -d/-D/--allow-shell as options of their own
-    rest: [
-      ...cmd.args.slice(1),
-      ...smackWorkloadArgs(workload, o as Parameters<typeof smackWorkloadArgs>[1]),
-    ],
-    options: {
-      ...(o as unknown as RunOptions),
-      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
-      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
-      clients: (o.clients ?? o.threads) as number | undefined,
-      warmup: (o.warmupTime ?? o.warmup) as number,
-      seed: o.randSeed as number | undefined,
-      rate: ratePlan(so, (o as SloCliOptions).rateStages),
-      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
-      reportInterval: reportInterval || 1,
-      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && reportInterval > 0,
-    },
-  };
-}
-
-export function buildProgram(): Command {
+export function buildProgram(exit: ExitSink = () => {}): Command {
   const program = new Command()
     .name('dbsmack')
     .description(
@@ -104,206 +60,24 @@ export function buildProgram(): Command {
         ),
     });
 
-  const run = program
-    .command('run')
-    .description(
-      'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
-    )
-    .usage('[options] <workload> [args...]')
-    .helpOption(false)
-    .argument('[workload]', 'built-in workload name or workload file')
-    .argument('[args...]', 'workload options (--name value), positional arguments, or help')
-    .addOption(dbOption())
-    .addOption(
-      helpDefault(
-        new Option('-c, --clients <n>', 'concurrent clients, each with its own connection').argParser(
-          positiveInt('--clients'),
-        ),
-        "1, or a smack file's create_threads",
-      ),
-    )
-    .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
-    .addOption(
-      helpDefault(
-        new Option('--rounds <r>', 'stop after R events per client').argParser(positiveInt('--rounds')),
-        "a smack file's set_num_rounds, else no limit",
-      ),
-    )
-    .addOption(
-      helpDefault(
-        new Option(
-          '--events <e>',
-          'stop after E events in total; 0 means no limit, as in sysbench',
-        ).argParser(nonNegativeInt('--events')),
-        'no limit',
-      ),
-    )
-    .addOption(
-      helpDefault(
-        new Option('-t, --time <s>', 'stop after S seconds; 0 means no time limit, as in sysbench').argParser(
-          seconds('--time'),
-        ),
-        '10 when no other limit is given',
-      ),
-    )
-    .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
-    .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
-    .option(
-      '--report-interval <s>',
-      'seconds per timeline interval; when given, --format sysbench prints its interval lines (0: intervals of 1 s, no lines)',
-      seconds('--report-interval'),
-      1,
-    )
-    .option(
-      '--max-tries <n>',
-      'tries per event on deadlock or serialization failure',
-      positiveInt('--max-tries'),
-      10,
-    )
-    .option('--ignore-errors <codes>', "count these errors and go on: 'all' or codes like 1062,23505")
-    .option(
-      '--connect-timeout <s>',
-      'give up connecting after S seconds',
-      seconds('--connect-timeout', false),
-      10,
-    )
-    .option(
-      '--reconnect-timeout <s>',
-      'keep trying to re-establish a lost connection for S seconds',
-      seconds('--reconnect-timeout'),
-      30,
-    )
-    .addOption(
-      helpDefault(
-        new Option(
-          '--workers <n>',
-          'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
-        ).argParser(positiveInt('--workers')),
-        'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
-      ),
-    )
-    .option(
-      '--format <fmt>',
-      'what to print on stdout: text, json, sysbench (its final report and --report-interval lines) or pgbench (its final report)',
-      'text',
-    )
-    .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
-    .option('--label <name>', 'label stored with the result')
-    .addOption(
-      helpDefault(
-        new Option('--rand-seed <n>', 'seed of the per-client random generators').argParser(
-          nonNegativeInt('--rand-seed'),
-        ),
-        'drawn from the clock',
-      ),
-    )
-    .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
-    .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
-    // history (sweep feature): every run is recorded unless --no-history
-    .addOption(
-      helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
-    )
-    .option('--no-history', 'do not record this run in the history')
-    .option('--debug', 'print stack traces of errors')
-    .addOption(helpFlag())
-    // --- super-smack options ---
-    .addOption(dbTypeOption())
-    .addOption(datadirOption())
-    .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
-    .option('--classic', 'smack files: print only the original Query Barrel Report')
-    // --- end of super-smack options ---
-    .allowUnknownOption();
-  // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
-  const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
-  runCmd.action(async (workload, args, o, cmd) => {
-    void args;
-    if (await workloadCommandHelp(cmd, workload, (o as { help?: boolean }).help)) return;
-    const { rest, options } = runInvocation(o, cmd);
-    exitCode = await runCommand(workload as string, rest, options, {
-      name: 'run',
-      options: longOptions(cmd),
-    });
-  });
-  // --- end of sysbench options ---
-
-  // --- live metrics --- (--metrics-listen, --metrics-linger)
-  addMetricsOptions(runCmd);
-
-  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
-  addProfileOptions(runCmd);
-  // --- load shapes and service levels --- (--stages, --rate-stages, --threshold, --threshold-abort)
-  addSloOptions(runCmd);
-
-  for (const what of ['prepare', 'cleanup'] as const) {
-    const admin = program
-      .command(what)
-      .description(what === 'prepare' ? "create and load a workload's tables" : "drop a workload's tables")
-      .usage('[options] <workload> [args...]')
-      .helpOption(false)
-      .argument('[workload]', 'built-in workload name or workload file')
-      .argument('[args...]', 'workload options (--name value), or help')
-      .addOption(dbOption())
-      .addOption(
-        helpDefault(
-          new Option('--threads <n>', 'parallel connections for loading').argParser(positiveInt('--threads')),
-          '1',
-        ),
-      )
-      .option(
-        '--connect-timeout <s>',
-        'give up connecting after S seconds',
-        seconds('--connect-timeout', false),
-        10,
-      )
-      .option('--debug', 'print stack traces of errors')
-      .addOption(helpFlag())
-      .addOption(dbTypeOption())
-      .addOption(datadirOption())
-      .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
-      .allowUnknownOption();
-    // --- sysbench options --- (--db-driver/--mysql-*/--pgsql-*)
-    addSysbenchDbOptions(admin).action(async (workload, _args, o, cmd) => {
-      if (await workloadCommandHelp(cmd, workload, (o as { help?: boolean }).help)) return;
-      const sbUrl =
-        cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(o as SysbenchDbOptions) : undefined;
-      exitCode = await adminCommand(
-        what,
-        workload as string,
-        [...cmd.args.slice(1), ...smackWorkloadArgs(workload as string, o)],
-        {
-          ...o,
-          ...(sbUrl !== undefined ? { db: sbUrl } : {}),
-          dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
-        },
-        { name: what, options: longOptions(cmd), argsOptional: true },
-      );
-    });
-  }
-
-  registerGenData(program);
-  // sweeps, history and comparisons; sweep copies run's options, so it comes after run and its option blocks
-  const setExit = (code: number): void => {
-    exitCode = code;
-  };
-  registerSweep(program, setExit, runInvocation);
-  registerExperiment(program, setExit, runInvocation); // experiment plans (issue 15)
-  registerCapacity(program, setExit, runInvocation); // the highest rate that holds an SLO (issue 19)
-  registerHistory(program, setExit);
-  registerCompare(program, setExit);
-  registerReport(program); // report: HTML/Markdown/SVG/PNG reports (issue 8)
-  registerPgbench(program, setExit); // pgbench's command line (issue 16)
-
-  program
-    .command('list')
-    .description('list the built-in workloads')
-    .action(() => {
-      for (const w of builtinNames()) process.stdout.write(`${w.name.padEnd(24)} ${w.description}\n`);
-    });
-
+  registerRun(program, exit);
+  registerPrepare(program, exit); // prepare and cleanup
+  registerGenData(program, exit);
+  // sweeps, history and comparisons; these copy run's options, so they come after run
+  registerSweep(program, exit, runInvocation);
+  registerExperiment(program, exit, runInvocation); // experiment plans (issue 15)
+  registerCapacity(program, exit, runInvocation); // the highest rate that holds an SLO (issue 19)
+  registerHistory(program, exit);
+  registerShow(program, exit);
+  registerCompare(program, exit);
+  registerReport(program, exit); // report: HTML/Markdown/SVG/PNG reports (issue 8)
+  registerPgbench(program, exit); // pgbench's command line (issue 16)
+  registerList(program, exit);
   return program;
 }
 
-function fail(e: unknown): number {
+/** What main reports of an error: one line (and a hint) on stderr, the stack with --debug; the exit code. */
+function fail(e: unknown, debug: boolean): number {
   if (e instanceof CommanderError) {
     if (
       e.code === 'commander.helpDisplayed' ||
@@ -336,12 +110,19 @@ function fail(e: unknown): number {
   return EXIT.internal;
 }
 
+/**
+ * Run the command line `argv` (without node and the script) and return its exit code: the one the action
+ * of the command handed over, or the one its error maps to. entry.ts sets `process.exitCode` from it.
+ */
 export async function main(argv: string[]): Promise<number> {
-  debug = argv.includes('--debug');
+  const debug = argv.includes('--debug');
+  let code: number = EXIT.ok;
   try {
-    await buildProgram().parseAsync(argv, { from: 'user' });
-    return exitCode;
+    await buildProgram((c) => {
+      code = c;
+    }).parseAsync(argv, { from: 'user' });
+    return code;
   } catch (e) {
-    return fail(e);
+    return fail(e, debug);
   }
 }

@@ -14,7 +14,7 @@ import { withAdminContext } from '../engine/admin.ts';
 import { RunController } from '../engine/run-once.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
-import { getFormat } from '../report/formats.ts';
+import { getFormat, type RunRenderer } from '../report/formats.ts';
 import { pgbenchProgressLine, renderPgbench } from '../report/pgbench.ts';
 import { planFrom } from '../run/plan.ts';
 import { runPlanned } from '../run/run.ts';
@@ -26,6 +26,7 @@ import { initialize, initOptionsFrom } from '../workload/pgbench/init.ts';
 import { PGBENCH_OPTIONS } from '../workload/pgbench/options.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { WorkloadRef } from '../workload/types.ts';
+import type { ExitSink } from './command.ts';
 import { recordRun } from './history-options.ts';
 import { say } from './output.ts';
 import { emitResult, exitCodeFor, installSignals, type RunOptions } from './run.ts';
@@ -262,35 +263,15 @@ function pgTarget(
   return parseTarget(`postgres://${auth}${hostPart}${portPart}/${enc(dbName)}${q}`, env);
 }
 
+/**
+ * `dbsmack pgbench ARGS`: pgbench's information options, `-i` (the tables made), or the benchmark; its exit
+ * code.
+ */
 export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   const { opts, positional } = parsePgbenchArgs(argv);
-  const has = (n: string): boolean => opts.some((o) => o.name === n);
-  const last = (n: string): string | undefined => {
-    const v = opts.filter((o) => o.name === n).pop()?.value;
-    return v === undefined ? undefined : v === true ? 'true' : v;
-  };
-  const all = (n: string): string[] => opts.filter((o) => o.name === n).map((o) => String(o.value));
-  if (has('help')) {
-    process.stdout.write(USAGE);
-    return EXIT.ok;
-  }
-  if (has('version')) {
-    process.stdout.write(`pgbench (dbsmack ${VERSION})\n`);
-    return EXIT.ok;
-  }
-  const show = last('show-script');
-  if (show !== undefined) {
-    const b = findBuiltin(show);
-    if ('error' in b) throw new UsageError(b.error);
-    process.stderr.write(`-- ${b.name}: ${b.desc}\n${b.script('postgres')}\n`);
-    return EXIT.ok;
-  }
-  if (all('builtin').includes('list')) {
-    process.stderr.write(
-      `Available builtin scripts:\n${BUILTIN_SCRIPTS.map((b) => `  ${b.name.padStart(13)}: ${b.desc}`).join('\n')}\n\n`,
-    );
-    return EXIT.ok;
-  }
+  const a = new PgbenchOptions(opts);
+  const { has, last } = a;
+  if (printInformation(a)) return EXIT.ok;
   for (const n of ['log', 'log-prefix', 'aggregate-interval', 'sampling-rate']) {
     if (has(n)) {
       throw new UsageError(
@@ -314,47 +295,134 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   const connectTimeout = last('connect-timeout') !== undefined ? Number(last('connect-timeout')) : 10;
   const scaleGiven = last('scale');
   const scale = scaleGiven !== undefined ? intOpt(scaleGiven, '-s/--scale', 1) : 0;
-
-  if (init) {
-    if (opts.some((o) => OPTS.find((d) => d.long === o.name)?.mode === 'bench')) {
-      throw new UsageError('some of the specified options cannot be used in initialization (-i) mode');
-    }
-    const partitions =
-      last('partitions') !== undefined ? intOpt(last('partitions') as string, '--partitions', 0) : 0;
-    const method = last('partition-method');
-    if (method !== undefined && !['range', 'hash'].includes(method.toLowerCase())) {
-      throw new UsageError(`invalid partition method, expecting "range" or "hash", got: "${method}"`);
-    }
-    if (method !== undefined && partitions === 0)
-      throw new UsageError('--partition-method requires greater than zero --partitions');
-    let steps = last('init-steps') ?? 'dtgvp';
-    if (has('no-vacuum')) steps = steps.replace(/v/g, ' ');
-    const raw: Record<string, unknown> = {
-      init_steps: steps,
-      scale,
-      fillfactor:
-        last('fillfactor') !== undefined
-          ? intOpt(last('fillfactor') as string, '-F/--fillfactor', 10, 100)
-          : 100,
-      foreign_keys: has('foreign-keys'),
-      partitions,
-      partition_method: (method ?? 'range').toLowerCase(),
-      unlogged_tables: has('unlogged-tables'),
-      tablespace: last('tablespace') ?? '',
-      index_tablespace: last('index-tablespace') ?? '',
-      quiet: has('quiet'),
-    };
-    const o = initOptionsFrom(raw);
-    await withAdminContext(target, raw, 1, connectTimeout * 1000, say, (ctx) => initialize(ctx, o)).catch(
-      (e: unknown) => adminError(e, target, { action: 'pgbench -i' }),
-    );
-    return EXIT.ok;
-  }
-  if (opts.some((o) => OPTS.find((d) => d.long === o.name)?.mode === 'init')) {
+  if (init) return initTables(a, target, connectTimeout, scale);
+  if (a.anyOf('init')) {
     throw new UsageError('some of the specified options cannot be used in benchmarking mode');
   }
+  return runBench(a, target, benchSettings(a, target, connectTimeout, scale));
+}
 
-  // ---- benchmarking ----
+/**
+ * The parsed options of one pgbench command line, asked by long name (the last value wins, as in pgbench).
+ * Its readers are bound, so that `const { has, last } = options` reads like pgbench's own option handling.
+ */
+export class PgbenchOptions {
+  constructor(
+    /** The options in the order given. */
+    readonly list: PgbenchArgs['opts'],
+  ) {}
+
+  /** Whether the option was given. */
+  readonly has = (n: string): boolean => this.list.some((o) => o.name === n);
+
+  /** The option's last value ('true' for a flag), or undefined. */
+  readonly last = (n: string): string | undefined => {
+    const v = this.list.filter((o) => o.name === n).pop()?.value;
+    return v === undefined ? undefined : v === true ? 'true' : v;
+  };
+
+  /** Every value of a repeated option, in order. */
+  readonly all = (n: string): string[] => this.list.filter((o) => o.name === n).map((o) => String(o.value));
+
+  /** Whether an option that belongs to `mode` alone was given (pgbench refuses to mix the modes). */
+  anyOf(mode: 'init' | 'bench'): boolean {
+    return this.list.some((o) => OPTS.find((d) => d.long === o.name)?.mode === mode);
+  }
+}
+
+/**
+ * `--help`, `--version`, `--show-script NAME` and `-b list`: printed, as pgbench prints them; returns
+ * whether one of them was asked.
+ */
+function printInformation(a: PgbenchOptions): boolean {
+  if (a.has('help')) {
+    process.stdout.write(USAGE);
+    return true;
+  }
+  if (a.has('version')) {
+    process.stdout.write(`pgbench (dbsmack ${VERSION})\n`);
+    return true;
+  }
+  const show = a.last('show-script');
+  if (show !== undefined) {
+    const b = findBuiltin(show);
+    if ('error' in b) throw new UsageError(b.error);
+    process.stderr.write(`-- ${b.name}: ${b.desc}\n${b.script('postgres')}\n`);
+    return true;
+  }
+  if (a.all('builtin').includes('list')) {
+    process.stderr.write(
+      `Available builtin scripts:\n${BUILTIN_SCRIPTS.map((b) => `  ${b.name.padStart(13)}: ${b.desc}`).join('\n')}\n\n`,
+    );
+    return true;
+  }
+  return false;
+}
+
+/** `pgbench -i`: its tables made as the init options say; the exit code. */
+async function initTables(
+  a: PgbenchOptions,
+  target: Target,
+  connectTimeout: number,
+  scale: number,
+): Promise<number> {
+  const { has, last } = a;
+  if (a.anyOf('bench')) {
+    throw new UsageError('some of the specified options cannot be used in initialization (-i) mode');
+  }
+  const partitions =
+    last('partitions') !== undefined ? intOpt(last('partitions') as string, '--partitions', 0) : 0;
+  const method = last('partition-method');
+  if (method !== undefined && !['range', 'hash'].includes(method.toLowerCase())) {
+    throw new UsageError(`invalid partition method, expecting "range" or "hash", got: "${method}"`);
+  }
+  if (method !== undefined && partitions === 0)
+    throw new UsageError('--partition-method requires greater than zero --partitions');
+  let steps = last('init-steps') ?? 'dtgvp';
+  if (has('no-vacuum')) steps = steps.replace(/v/g, ' ');
+  const raw: Record<string, unknown> = {
+    init_steps: steps,
+    scale,
+    fillfactor:
+      last('fillfactor') !== undefined
+        ? intOpt(last('fillfactor') as string, '-F/--fillfactor', 10, 100)
+        : 100,
+    foreign_keys: has('foreign-keys'),
+    partitions,
+    partition_method: (method ?? 'range').toLowerCase(),
+    unlogged_tables: has('unlogged-tables'),
+    tablespace: last('tablespace') ?? '',
+    index_tablespace: last('index-tablespace') ?? '',
+    quiet: has('quiet'),
+  };
+  const o = initOptionsFrom(raw);
+  await withAdminContext(target, raw, 1, connectTimeout * 1000, say, (ctx) => initialize(ctx, o)).catch(
+    (e: unknown) => adminError(e, target, { action: 'pgbench -i' }),
+  );
+  return EXIT.ok;
+}
+
+/** A benchmark as pgbench's options describe it: the workload's options, the run's, and how to print it. */
+interface BenchSettings {
+  rawOptions: Record<string, string | boolean>;
+  ro: RunOptions;
+  render: RunRenderer;
+  /** -T: a duration (else -t transactions per client). */
+  duration: number | undefined;
+  /** -P seconds, 0 without. */
+  progress: number;
+  maxTries: number;
+}
+
+/** The benchmarking options mapped, and checked as pgbench checks them. */
+export function benchSettings(
+  a: PgbenchOptions,
+  target: Target,
+  connectTimeout: number,
+  scale: number,
+): BenchSettings {
+  const { has, last, all } = a;
+  const opts = a.list;
   const builtins = [
     ...opts.filter((o) => ['builtin', 'select-only', 'skip-some-updates'].includes(o.name)),
   ].map((o) =>
@@ -430,9 +498,6 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   if (latencyLimit > 0) rawOptions.latency_limit = String(latencyLimit);
   if (progress > 0) rawOptions.progress = String(progress);
   rawOptions.jobs = String(jobs);
-  const ref: WorkloadRef = { ref: 'pgbench', rawOptions, args: [] };
-  const workload = await loadWorkload(ref);
-  const options = parseWorkloadOptions('pgbench', PGBENCH_OPTIONS, rawOptions);
   const ro: RunOptions = {
     db: target.redactedUrl,
     dbGiven: true,
@@ -460,6 +525,17 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
         }
       : {}),
   } as RunOptions;
+  return { rawOptions, ro, render, duration, progress, maxTries };
+}
+
+/** The benchmark run through the run layer, pgbench's progress lines on stderr, its report on stdout. */
+async function runBench(a: PgbenchOptions, target: Target, b: BenchSettings): Promise<number> {
+  const { has, last } = a;
+  const { rawOptions, ro, render, duration, progress, maxTries } = b;
+  const connectTimeout = ro.connectTimeout;
+  const ref: WorkloadRef = { ref: 'pgbench', rawOptions, args: [] };
+  const workload = await loadWorkload(ref);
+  const options = parseWorkloadOptions('pgbench', PGBENCH_OPTIONS, rawOptions);
   const plan = planFrom(ro, target, { workload, ref, options });
   if (duration === undefined) plan.timeS = undefined;
   const controller = new RunController();
@@ -505,8 +581,11 @@ export async function pgbenchCommand(argv: readonly string[]): Promise<number> {
   return exitCodeFor(result, controller.interrupted);
 }
 
-/** Register `pgbench` (its arguments are parsed here, not by commander). */
-export function registerPgbench(program: Command, setExit: (code: number) => void): void {
+/**
+ * Define `pgbench` on the program (its arguments are parsed here, not by commander); its action hands its
+ * exit code to `exit`.
+ */
+export function registerPgbench(program: Command, exit: ExitSink): void {
   program
     .command('pgbench')
     .description(
@@ -516,7 +595,5 @@ export function registerPgbench(program: Command, setExit: (code: number) => voi
     .allowUnknownOption()
     .allowExcessArguments()
     .argument('[args...]', 'pgbench options and the database name')
-    .action(async (_args, _o, cmd) => {
-      setExit(await pgbenchCommand(cmd.args));
-    });
+    .action(async (_args, _o, cmd) => exit(await pgbenchCommand(cmd.args)));
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { type Command, Option } from '@commander-js/extra-typings';
 import type { Metric } from '../analysis/compare.ts';
 import { redactSecrets } from '../driver/redact.ts';
-import { InputError, UsageError } from '../errors.ts';
+import { EXIT, InputError, UsageError } from '../errors.ts';
 import { reportCharts } from '../report/charts.ts';
 import { renderHtml } from '../report/html.ts';
 import { resolveReportInputs } from '../report/inputs.ts';
@@ -15,6 +15,7 @@ import { renderMarkdown } from '../report/markdown.ts';
 import { buildReportModel } from '../report/model.ts';
 import { svgToPng } from '../report/png.ts';
 import { renderCharts } from '../report/render-svg.ts';
+import type { ExitSink } from './command.ts';
 import { HISTORY_DEFAULT, helpDefault } from './help.ts';
 import { checkOutputDir, checkOutputFile, ensureOutputDir, say, writeOutputFile } from './output.ts';
 
@@ -42,7 +43,8 @@ function markdownImageDir(o: ReportOptions): { dir: string; ext: 'png' | 'svg' }
 }
 
 /** Run the report command; throws user errors (exit 2) for bad inputs and options. */
-export async function reportCommand(args: readonly string[], o: ReportOptions): Promise<void> {
+/** `report`'s action: every output written; its exit code (a failure is thrown as a user error). */
+export async function reportCommand(args: readonly string[], o: ReportOptions): Promise<number> {
   if (!o.html && !o.svg && !o.png && !o.markdown) {
     throw new UsageError('nothing to write', 'give --html FILE, --markdown FILE, --svg DIR and/or --png DIR');
   }
@@ -102,10 +104,11 @@ export async function reportCommand(args: readonly string[], o: ReportOptions): 
     say(`dbsmack: wrote ${o.markdown}`);
   }
   for (const n of model.notes) say(`dbsmack: note: ${n}`);
+  return EXIT.ok;
 }
 
-/** Add `dbsmack report` to the program. */
-export function registerReport(program: Command): void {
+/** Define `dbsmack report` on the program; its action hands its exit code to `exit`. */
+export function registerReport(program: Command, exit: ExitSink): void {
   program
     .command('report')
     .description('draw charts and tables from runs, sweeps and comparisons into HTML, Markdown, SVG or PNG')
@@ -132,7 +135,5 @@ export function registerReport(program: Command): void {
       ),
     )
     .option('--debug', 'print stack traces of errors')
-    .action(async (inputs, o) => {
-      await reportCommand(inputs, o);
-    });
+    .action(async (inputs, o) => exit(await reportCommand(inputs, o)));
 }

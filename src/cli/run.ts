@@ -1,13 +1,15 @@
 /**
  * `dbsmack run WORKLOAD`: the main job. Maps the options in (the workload's words resolved here), hands the
  * run to the run layer, which plans and finishes it (run/run.ts `runWorkload`), shows it while it runs,
- * prints and saves the RunResult, and maps the outcome to an exit code. Also `prepare` and `cleanup`.
+ * prints and saves the RunResult, and maps the outcome to an exit code. `registerRun` defines the command
+ * and its options; `runInvocation` maps them, for `run` and for the commands that copy run's options
+ * (sweep, capacity, experiment). `resolveWorkload` and the helpers after the run (`emitResult`,
+ * `exitCodeFor`, `installSignals`) serve prepare, cleanup, sweep and pgbench too.
  */
 
+import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { thresholdsHold } from '../analysis/thresholds.ts';
 import { redactSecrets } from '../driver/redact.ts';
-import type { Target } from '../driver/types.ts';
-import { withAdminContext } from '../engine/admin.ts';
 import { RunController } from '../engine/run-once.ts';
 import { EXIT, UsageError } from '../errors.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
@@ -15,19 +17,34 @@ import { formatNames, getFormat, type RenderOptions, type RunRenderer } from '..
 import { createProgress, fitIntervalLine } from '../report/progress.ts';
 import { sysbenchHeadLines, sysbenchIntervalLines } from '../report/sysbench.ts';
 import { renderIntervalLine } from '../report/text.ts';
-import { type PlannedRun, type PlannedWorkload, type PlanOptions, targetFor } from '../run/plan.ts';
+import type { PlannedRun, PlannedWorkload, PlanOptions } from '../run/plan.ts';
 import type { ProbeOptions } from '../run/probes.ts';
 import { type FrontHooks, type RunFront, runWorkload } from '../run/run.ts';
-import { adminError } from '../run/run-errors.ts';
 import { normalizeOptionName, parseWorkloadOptions, unknownOptionError } from '../workload/options.ts';
 import { loadWorkload, resolveWorkloadArg } from '../workload/registry.ts';
 import type { Workload, WorkloadRef } from '../workload/types.ts';
-import { workloadHelp } from './help.ts';
+import { dbOption, type ExitSink } from './command.ts';
+import { HISTORY_DEFAULT, helpDefault, workloadHelp } from './help.ts';
 import { checkHistoryPath, recordRun } from './history-options.ts';
-import { type MetricsCliOptions, type MetricsSession, openMetrics } from './metrics-options.ts';
+import {
+  addMetricsOptions,
+  type MetricsCliOptions,
+  type MetricsSession,
+  openMetrics,
+} from './metrics-options.ts';
 import { checkOutputFile, OutputError, say, writeResultFile } from './output.ts';
-import { splitWorkloadArgs } from './parse.ts';
-import type { SloCliOptions } from './slo-options.ts';
+import { nonNegativeInt, positiveInt, seconds, splitWorkloadArgs } from './parse.ts';
+import { addProfileOptions } from './profile-options.ts';
+import { addSloOptions, type SloCliOptions } from './slo-options.ts';
+import { datadirOption, dbTypeOption, smackWorkloadArgs } from './smack-options.ts';
+import {
+  addSysbenchDbOptions,
+  addSysbenchRunOptions,
+  ratePlan,
+  type SysbenchRunOptions,
+  sysbenchDbUrl,
+} from './sysbench-options.ts';
+import { helpFlag, longOptions, workloadCommandHelp } from './workload-help.ts';
 
 export interface TargetOptions {
   db: string;
@@ -322,66 +339,186 @@ export function emitResult(
 }
 
 /**
- * The command line of `command` for this workload with the options it was given (the URL redacted), for
- * hints such as "drop them first with `dbsmack cleanup …`".
+ * What `run WORKLOAD …` means: commander's options into RunOptions, and the workload's arguments. `sweep`
+ * copies run's options and calls this too, so every option mapped here works the same in a sweep: map a
+ * new option of `run` here, not in its action.
  */
-export function commandLine(
-  command: string,
-  arg: string,
-  ref: WorkloadRef,
-  target: Target | undefined,
-): string {
-  const words = ['dbsmack', command, arg];
-  if (target !== undefined) words.push('--db', target.redactedUrl);
-  for (const [name, v] of Object.entries(ref.rawOptions)) {
-    words.push(`--${name.replace(/_/g, '-')}`);
-    if (v !== true) words.push(String(v));
-  }
-  return words.join(' ');
+export function runInvocation(
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
+): { rest: string[]; options: RunOptions } {
+  const workload = cmd.args[0] ?? '';
+  const so = o as unknown as SysbenchRunOptions;
+  // sysbench-style --db-driver/--mysql-*/--pgsql-* options make the URL when --db is not given
+  const sbUrl = cmd.getOptionValueSource('db') === 'default' ? sysbenchDbUrl(so) : undefined;
+  const reportInterval = o.reportInterval as number;
+  return {
+    // smack files take -d/-D/--allow-shell as options of their own
+    rest: [
+      ...cmd.args.slice(1),
+      ...smackWorkloadArgs(workload, o as Parameters<typeof smackWorkloadArgs>[1]),
+    ],
+    options: {
+      ...(o as unknown as RunOptions),
+      ...(sbUrl !== undefined ? { db: sbUrl } : {}),
+      dbGiven: cmd.getOptionValueSource('db') !== 'default' || sbUrl !== undefined,
+      clients: (o.clients ?? o.threads) as number | undefined,
+      warmup: (o.warmupTime ?? o.warmup) as number,
+      seed: o.randSeed as number | undefined,
+      rate: ratePlan(so, (o as SloCliOptions).rateStages),
+      ...(so.percentile !== undefined ? { percentile: so.percentile } : {}),
+      reportInterval: reportInterval || 1,
+      reportIntervalGiven: cmd.getOptionValueSource('reportInterval') === 'cli' && reportInterval > 0,
+    },
+  };
 }
 
-export interface AdminOptions extends TargetOptions {
-  threads?: number;
-}
-
-/** `dbsmack prepare|cleanup WORKLOAD`. */
-export async function adminCommand(
-  what: 'prepare' | 'cleanup',
-  arg: string,
-  rest: readonly string[],
-  o: AdminOptions,
-  command: WorkloadCommand = { name: what, options: [], argsOptional: true },
+/** `run`'s action: the workload's help, or the run; its exit code. */
+export async function runAction(
+  workload: string | undefined,
+  o: Record<string, unknown>,
+  cmd: CommandUnknownOpts,
 ): Promise<number> {
-  const { workload, options, ref, help } = await resolveWorkload(arg, rest, command);
-  if (help) {
-    process.stdout.write(workloadHelp(what, arg, workload));
-    return EXIT.ok;
-  }
-  const target = targetFor(o, workload);
-  const fn = workload[what];
-  if (fn === undefined) {
-    say(`dbsmack: ${workload.name} has nothing to ${what}`);
-    return EXIT.ok;
-  }
-  const t0 = Date.now();
-  await withAdminContext(
-    target,
-    options,
-    o.threads ?? 1,
-    o.connectTimeout * 1000,
-    say,
-    fn.bind(workload),
-    o.dbGiven === true,
-  ).catch((e: unknown) =>
-    adminError(e, target, {
-      action: what,
-      ...(what === 'prepare'
-        ? { cleanup: commandLine('cleanup', arg, ref, o.dbGiven ? target : undefined) }
-        : {}),
-    }),
+  if (await workloadCommandHelp(cmd, workload, (o as { help?: boolean }).help)) return EXIT.ok;
+  const { rest, options } = runInvocation(o, cmd);
+  return runCommand(workload as string, rest, options, { name: 'run', options: longOptions(cmd) });
+}
+
+/**
+ * `run` and its own options, in the order its help lists them: the target, the clients and limits, errors
+ * and reconnection, workers, output and history, then the super-smack options.
+ */
+function defineRun(program: Command) {
+  return (
+    program
+      .command('run')
+      .description(
+        'run a workload: a built-in name (see `dbsmack list`), a .smack file, a .sql pgbench script, or a .ts/.js workload module',
+      )
+      .usage('[options] <workload> [args...]')
+      .helpOption(false)
+      .argument('[workload]', 'built-in workload name or workload file')
+      .argument('[args...]', 'workload options (--name value), positional arguments, or help')
+      .addOption(dbOption())
+      .addOption(
+        helpDefault(
+          new Option('-c, --clients <n>', 'concurrent clients, each with its own connection').argParser(
+            positiveInt('--clients'),
+          ),
+          "1, or a smack file's create_threads",
+        ),
+      )
+      .option('--threads <n>', 'alias of --clients (sysbench)', positiveInt('--threads'))
+      .addOption(
+        helpDefault(
+          new Option('--rounds <r>', 'stop after R events per client').argParser(positiveInt('--rounds')),
+          "a smack file's set_num_rounds, else no limit",
+        ),
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '--events <e>',
+            'stop after E events in total; 0 means no limit, as in sysbench',
+          ).argParser(nonNegativeInt('--events')),
+          'no limit',
+        ),
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '-t, --time <s>',
+            'stop after S seconds; 0 means no time limit, as in sysbench',
+          ).argParser(seconds('--time')),
+          '10 when no other limit is given',
+        ),
+      )
+      .option('--warmup <s>', 'run S seconds before measuring; not counted', seconds('--warmup'), 0)
+      .option('--warmup-time <s>', 'alias of --warmup (sysbench)', seconds('--warmup-time'))
+      .option(
+        '--report-interval <s>',
+        'seconds per timeline interval; when given, --format sysbench prints its interval lines (0: intervals of 1 s, no lines)',
+        seconds('--report-interval'),
+        1,
+      )
+      .option(
+        '--max-tries <n>',
+        'tries per event on deadlock or serialization failure',
+        positiveInt('--max-tries'),
+        10,
+      )
+      .option('--ignore-errors <codes>', "count these errors and go on: 'all' or codes like 1062,23505")
+      .option(
+        '--connect-timeout <s>',
+        'give up connecting after S seconds',
+        seconds('--connect-timeout', false),
+        10,
+      )
+      .option(
+        '--reconnect-timeout <s>',
+        'keep trying to re-establish a lost connection for S seconds',
+        seconds('--reconnect-timeout'),
+        30,
+      )
+      .addOption(
+        helpDefault(
+          new Option(
+            '--workers <n>',
+            'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
+          ).argParser(positiveInt('--workers')),
+          'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
+        ),
+      )
+      .option(
+        '--format <fmt>',
+        'what to print on stdout: text, json, sysbench (its final report and --report-interval lines) or pgbench (its final report)',
+        'text',
+      )
+      .option('-o, --out <file>', 'also write the RunResult JSON to FILE')
+      .option('--label <name>', 'label stored with the result')
+      .addOption(
+        helpDefault(
+          new Option('--rand-seed <n>', 'seed of the per-client random generators').argParser(
+            nonNegativeInt('--rand-seed'),
+          ),
+          'drawn from the clock',
+        ),
+      )
+      .option('--progress', 'print a line per interval on stderr even when it is not a terminal')
+      .option('-q, --quiet', 'no progress lines; with --out, nothing on stdout')
+      // history (sweep feature): every run is recorded unless --no-history
+      .addOption(
+        helpDefault(new Option('--history <path>', 'history database to record into'), HISTORY_DEFAULT),
+      )
+      .option('--no-history', 'do not record this run in the history')
+      .option('--debug', 'print stack traces of errors')
+      .addOption(helpFlag())
+      // --- super-smack options ---
+      .addOption(dbTypeOption())
+      .addOption(datadirOption())
+      .option('--allow-shell', 'smack files: let gen_data_file run shell commands other than gen-data')
+      .option('--classic', 'smack files: print only the original Query Barrel Report')
+      // --- end of super-smack options ---
+      .allowUnknownOption()
   );
-  say(
-    `dbsmack: ${what} ${workload.name} on ${target.redactedUrl}: done in ${((Date.now() - t0) / 1000).toFixed(2)} s`,
-  );
-  return EXIT.ok;
+}
+
+/**
+ * Define `run` on the program with all its options: the first command, as sweep, capacity and experiment
+ * copy its options from the program. Its action hands its exit code to `exit`.
+ */
+export function registerRun(program: Command, exit: ExitSink): void {
+  const run = defineRun(program);
+  // --- sysbench options --- (--rate, --rate-shape, --percentile, --db-driver/--mysql-*/--pgsql-*, --format sysbench)
+  const runCmd = addSysbenchDbOptions(addSysbenchRunOptions(run));
+  runCmd.action(async (workload, _args, o, cmd) => exit(await runAction(workload, o, cmd)));
+  // --- end of sysbench options ---
+
+  // --- live metrics --- (--metrics-listen, --metrics-linger)
+  addMetricsOptions(runCmd);
+
+  // --- profile options --- (--profile, --profile-rate, --server-pid, --server-nice/-policy/-priority/-cpus)
+  addProfileOptions(runCmd);
+  // --- load shapes and service levels --- (--stages, --rate-stages, --threshold, --threshold-abort)
+  addSloOptions(runCmd);
 }

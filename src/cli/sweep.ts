@@ -11,19 +11,21 @@ import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import { SWEEP_SCHEMA, type SweepResult, type SweepRun } from '../analysis/types.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
-import { RunController } from '../engine/run-once.ts';
+import { RunController, type RunProbe } from '../engine/run-once.ts';
 import { EXIT, InputError, UsageError } from '../errors.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
-import { createProgress } from '../report/progress.ts';
+import { createProgress, type Progress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
 import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
+import type { History } from '../store/history.ts';
+import type { ExitSink } from './command.ts';
 import { helpDefault, workloadHelp } from './help.ts';
 import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
-import { openMetrics } from './metrics-options.ts';
+import { type MetricsSession, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
 import {
@@ -173,25 +175,8 @@ export function schedule(
 
 const isSmack = (arg: string): boolean => arg.toLowerCase().endsWith('.smack');
 
-async function sweepCommand(
-  arg: string,
-  rest: readonly string[],
-  run: RunOptions,
-  o: SweepOptions,
-  command: WorkloadCommand,
-): Promise<number> {
-  if (o.format !== 'text' && o.format !== 'json') {
-    throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
-  }
-  // A smack file takes its client count as $1: compile it once per client count.
-  const smack = isSmack(arg);
-  const perClients = new Map<number, ResolvedWorkload>();
-  // `sweep WORKLOAD help` (and, for a smack file, the words checked before $1 is put in front of them)
-  const first = await resolveWorkload(arg, rest, { ...command, argsOptional: smack });
-  if (first.help) {
-    process.stdout.write(workloadHelp('sweep', arg, first.workload));
-    return EXIT.ok;
-  }
+/** What a sweep refuses before it resolves anything more than its first workload. */
+function checkSweepOptions(run: RunOptions, o: SweepOptions): void {
   if (o.clients.length === 0)
     throw new UsageError('sweep needs --clients LIST, e.g. --clients 1,2,4,8', 'dbsmack sweep --help');
   if (run.stages !== undefined) {
@@ -203,17 +188,267 @@ async function sweepCommand(
   if (run.threshold !== undefined) {
     throw new UsageError('--threshold is not judged in a sweep', 'use run --threshold, or capacity --slo');
   }
-  const common = smack ? undefined : first;
-  const workloadFor = async (c: number): Promise<ResolvedWorkload> => {
-    if (common) return common;
+}
+
+/**
+ * The workload of each client count: a smack file takes its client count as $1, so it is compiled once per
+ * client count (and kept); any other workload is `first` for every count.
+ */
+export function workloadsByClients(
+  first: ResolvedWorkload,
+  resolve: (c: number) => Promise<ResolvedWorkload>,
+  smack: boolean,
+): (c: number) => Promise<ResolvedWorkload> {
+  const perClients = new Map<number, ResolvedWorkload>();
+  return async (c) => {
+    if (!smack) return first;
     let w = perClients.get(c);
     if (!w) {
-      w = await resolveWorkload(arg, [String(c), ...rest], command);
+      w = await resolve(c);
       perClients.set(c, w);
     }
     return w;
   };
-  // Resolve every client count up front, so that a bad workload or option fails before the first run.
+}
+
+/** The default label of a sweep: the workload and the local time it started, `WORKLOAD-YYYYMMDD-HHMMSS`. */
+export function defaultSweepLabel(workload: string, now: Date): string {
+  return `${workload}-${now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+}
+
+/** One run of a sweep as its line says it: client count, repeat, figures, status and stalls. */
+export function sweepRunLine(
+  i: number,
+  total: number,
+  step: { clients: number; repeat: number },
+  sr: SweepRun,
+  status: string,
+): string {
+  const stall =
+    sr.stalls.length > 0 ? `, STALLED at ${sr.stalls.map(([a, b]) => `${a}–${b} s`).join(', ')}` : '';
+  return (
+    `dbsmack: [${i + 1}/${total}] ${step.clients} clients, repeat ${step.repeat}: ${sr.qps.toFixed(1)} q/s, ` +
+    `p95 ${sr.p95_ms.toFixed(3)} ms, ${status}${stall}`
+  );
+}
+
+/**
+ * Where a sweep's runs go as they finish: the document, rebuilt from every run so far, the history (first:
+ * it gives the run its id) and `--out`. Losing the history or the file mid-sweep warns once and the sweep
+ * goes on: the other copy, and the runs still to come, are worth more than stopping.
+ */
+export class SweepRecorder {
+  /** Every run so far, the kept runs of a resumed sweep first. */
+  readonly done: { clients: number; run: SweepRun }[];
+  doc: SweepResult | undefined;
+  sweepId: number | undefined;
+  settings: Record<string, string> | undefined;
+  /** Why the sweep stopped before its last run (also 'interrupted'). */
+  stopReason: string | undefined;
+  outFailed = false;
+  historyFailed = false;
+  /** Where the warnings go (the progress, once it is open). */
+  log: (m: string) => void = say;
+
+  constructor(
+    private history: History | undefined,
+    private readonly head: {
+      label: string;
+      repeat: number;
+      clients: number[];
+      started_at: string;
+      resume: SweepResult['resume'];
+      out: string | undefined;
+    },
+    resumed: { doc: SweepResult; runs: { clients: number; run: SweepRun }[] } | undefined,
+  ) {
+    this.done = [...(resumed?.runs ?? [])];
+    this.settings = resumed?.doc.server_settings;
+    // the resumed sweep's history record goes on, when it is in this history
+    this.sweepId =
+      resumed?.doc.history && resumed.doc.history.path === history?.path
+        ? resumed.doc.history.sweep
+        : undefined;
+  }
+
+  /** Rebuild the document, store the newest run (or the document alone) and rewrite --out. */
+  persist(finished: boolean, newest?: { result: SweepRun['result']; repeat: number }): void {
+    if (this.done.length === 0) return;
+    const { label, repeat, clients, started_at, resume, out } = this.head;
+    const doc = buildSweep(
+      {
+        label,
+        repeat,
+        clients,
+        started_at,
+        finished,
+        ...(this.settings ? { server_settings: this.settings } : {}),
+        ...(this.stopReason ? { reason: this.stopReason } : {}),
+      },
+      this.done,
+    );
+    this.doc = doc;
+    doc.resume = resume;
+    const history = this.history;
+    if (history) {
+      try {
+        if (newest)
+          this.sweepId = history.addSweepRun(this.sweepId, doc, newest.result, newest.repeat).sweepId;
+        else if (this.sweepId !== undefined) history.updateSweep(this.sweepId, doc);
+        if (this.sweepId !== undefined) doc.history = { path: history.path, sweep: this.sweepId };
+      } catch (e) {
+        this.log(
+          `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
+        );
+        history.close();
+        this.history = undefined;
+        this.historyFailed = true;
+      }
+    }
+    if (out && !this.outFailed) {
+      try {
+        writeResultFile(out, `${JSON.stringify(doc, null, 2)}\n`);
+      } catch (e) {
+        this.outFailed = true;
+        this.log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
+      }
+    }
+  }
+
+  /** Close the history; returns its path when it was still written to. */
+  close(): string | undefined {
+    const path = this.history?.path;
+    this.history?.close();
+    return path;
+  }
+}
+
+/** What every run of a sweep shares: its target, probes, metrics, progress and Ctrl-C. */
+interface SweepRunner {
+  run: RunOptions;
+  target: Target;
+  label: string;
+  workloadFor: (c: number) => Promise<ResolvedWorkload>;
+  probes: RunProbe[];
+  metrics: MetricsSession | undefined;
+  progress: Progress;
+  log: (m: string) => void;
+  controller: RunController;
+  quiet: boolean;
+  pause: number;
+}
+
+/**
+ * Run the steps in their order, recording each the moment it finishes; stops after a run that did not
+ * complete, or on Ctrl-C.
+ */
+async function runSteps(
+  order: { clients: number; repeat: number }[],
+  r: SweepRunner,
+  recorder: SweepRecorder,
+): Promise<void> {
+  const { run, target, progress, log, controller, metrics } = r;
+  for (const [i, step] of order.entries()) {
+    if (controller.interrupted) break;
+    const w = await r.workloadFor(step.clients);
+    const plan = planFrom({ ...run, clients: step.clients }, target, w);
+    progress.runStarted(step.clients, step.repeat);
+    const result = await runPlanned(
+      {
+        plan,
+        workload: w.workload,
+        options: w.options,
+        workers: workersFor(run.workers, target.driver, plan.clients),
+        label: r.label,
+        probes: metrics ? [metrics.probe, ...r.probes] : r.probes,
+        ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
+        onInterval: (p: IntervalPoint) => progress.interval(p),
+        log,
+        controller,
+        serverInfo: { connectTimeoutS: run.connectTimeout },
+      },
+      'sweep',
+    );
+    // No summary: the sweep's own line per run (below, with stalls and the profile) says it once.
+    progress.runFinished();
+    if (result === undefined) break;
+    recorder.settings ??= result.server?.settings;
+    const sr = summarizeRun(result, step.repeat);
+    recorder.done.push({ clients: step.clients, run: sr });
+    if (result.status !== 'complete' && !controller.interrupted) {
+      recorder.stopReason =
+        `run ${i + 1} (${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
+    } else if (controller.interrupted) recorder.stopReason = 'interrupted';
+    recorder.persist(false, { result, repeat: step.repeat });
+    if (!r.quiet) {
+      log(sweepRunLine(i, order.length, step, sr, result.status));
+      const prof = profileSummaryLine(result);
+      if (prof) log(`dbsmack:   profile: ${prof}`);
+    }
+    if (recorder.stopReason) break;
+    if (r.pause > 0 && i < order.length - 1) await new Promise((res) => setTimeout(res, r.pause * 1000));
+  }
+}
+
+/** Print the finished sweep (unless --quiet wrote it to --out alone) and say where it was recorded. */
+function printSweep(
+  doc: SweepResult,
+  o: SweepOptions,
+  recorder: SweepRecorder,
+  recordedIn: string | undefined,
+): void {
+  // Under --quiet with --out the file is the result; when it could not be written, stdout is.
+  if (!(o.quiet && o.out) || recorder.outFailed) {
+    process.stdout.write(
+      o.format === 'json'
+        ? `${JSON.stringify(doc, null, 2)}\n`
+        : renderSweepText(doc, recorder.sweepId) + (renderSweepProfiles(doc) ?? ''),
+    );
+  }
+  if (recordedIn && recorder.sweepId !== undefined && !o.quiet)
+    say(`dbsmack: recorded as sweep ${recorder.sweepId} in ${recordedIn}`);
+  if (recorder.outFailed) say(`dbsmack: cannot write ${o.out} (--out): the sweep is on stdout`);
+}
+
+/** A sweep's workloads and target, resolved and checked before anything is opened or run. */
+interface ResolvedSweep {
+  workloadFor: (c: number) => Promise<ResolvedWorkload>;
+  /** The workload of the first client count (the one every line names). */
+  resolved: ResolvedWorkload;
+  target: Target;
+  /** What shapes its runs, as `--resume` compares it. */
+  shape: ReturnType<typeof sweepSettings>;
+  resumed: ReturnType<typeof resumeFrom> | undefined;
+}
+
+/**
+ * Resolve the sweep's workload for every client count, its target and its `--resume` document, so that a bad
+ * workload, option or client count fails before the first run; undefined when `help` was asked (and printed).
+ */
+async function resolveSweep(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  o: SweepOptions,
+  command: WorkloadCommand,
+): Promise<ResolvedSweep | undefined> {
+  if (o.format !== 'text' && o.format !== 'json') {
+    throw new UsageError(`unknown format '${o.format}' for sweep`, 'formats: text, json');
+  }
+  // A smack file takes its client count as $1: compile it once per client count.
+  const smack = isSmack(arg);
+  // `sweep WORKLOAD help` (and, for a smack file, the words checked before $1 is put in front of them)
+  const first = await resolveWorkload(arg, rest, { ...command, argsOptional: smack });
+  if (first.help) {
+    process.stdout.write(workloadHelp('sweep', arg, first.workload));
+    return undefined;
+  }
+  checkSweepOptions(run, o);
+  const workloadFor = workloadsByClients(
+    first,
+    (c) => resolveWorkload(arg, [String(c), ...rest], command),
+    smack,
+  );
   for (const c of o.clients) await workloadFor(c);
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved.workload);
@@ -221,16 +456,29 @@ async function sweepCommand(
   for (const c of o.clients) workersFor(run.workers, target.driver, c);
   const shape = sweepSettings(arg, rest, run, target);
   const resumed = o.resume !== undefined ? resumeFrom(o.resume, shape) : undefined;
+  return { workloadFor, resolved, target, shape, resumed };
+}
+
+/**
+ * The sweep: resolved and checked, then its runs one after the other, each recorded as it finishes, and the
+ * sweep printed at the end; its exit code.
+ */
+async function sweepCommand(
+  arg: string,
+  rest: readonly string[],
+  run: RunOptions,
+  o: SweepOptions,
+  command: WorkloadCommand,
+): Promise<number> {
+  const sweep = await resolveSweep(arg, rest, run, o, command);
+  if (sweep === undefined) return EXIT.ok;
+  const { workloadFor, resolved, target, shape, resumed } = sweep;
   // a resumed sweep rewrites its own document unless --out names another
   if (o.resume !== undefined && o.out === undefined) o.out = o.resume;
   if (o.out) checkOutputFile(o.out, '--out');
   checkHistoryPath(o.history);
-  let history = openHistoryForWrite(o.history);
-  let historyFailed = false;
-  const label =
-    resumed?.doc.label ??
-    o.label ??
-    `${resolved.workload.name}-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+  const history = openHistoryForWrite(o.history);
+  const label = resumed?.doc.label ?? o.label ?? defaultSweepLabel(resolved.workload.name, new Date());
   const kept = new Set(resumed?.runs.map((r) => `${r.clients}:${r.run.repeat}`) ?? []);
   const order = schedule(o.clients, o.repeat, o.interleave).filter(
     (s) => !kept.has(`${s.clients}:${s.repeat}`),
@@ -246,60 +494,18 @@ async function sweepCommand(
   );
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
-  const done: { clients: number; run: SweepRun }[] = [...(resumed?.runs ?? [])];
-  const startedAt = resumed?.doc.started_at ?? new Date().toISOString();
-  // the resumed sweep's history record goes on, when it is in this history
-  let sweepId: number | undefined =
-    resumed?.doc.history && resumed.doc.history.path === history?.path
-      ? resumed.doc.history.sweep
-      : undefined;
-  let doc: SweepResult | undefined;
-  let settings: Record<string, string> | undefined = resumed?.doc.server_settings;
-  let stopReason: string | undefined;
-  let outFailed = false;
-  /**
-   * Rebuild the document from every run so far, store the newest run (history first: it gives the run
-   * its id) and rewrite --out. Losing the history or the file mid-sweep warns once and the sweep goes on:
-   * the other copy, and the runs still to come, are worth more than stopping.
-   */
-  const persist = (finished: boolean, newest?: { result: SweepRun['result']; repeat: number }): void => {
-    if (done.length === 0) return;
-    doc = buildSweep(
-      {
-        label,
-        repeat: o.repeat,
-        clients: o.clients,
-        started_at: startedAt,
-        finished,
-        ...(settings ? { server_settings: settings } : {}),
-        ...(stopReason ? { reason: stopReason } : {}),
-      },
-      done,
-    );
-    doc.resume = shape;
-    if (history) {
-      try {
-        if (newest) sweepId = history.addSweepRun(sweepId, doc, newest.result, newest.repeat).sweepId;
-        else if (sweepId !== undefined) history.updateSweep(sweepId, doc);
-        if (sweepId !== undefined) doc.history = { path: history.path, sweep: sweepId };
-      } catch (e) {
-        log(
-          `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
-        );
-        history.close();
-        history = undefined;
-        historyFailed = true;
-      }
-    }
-    if (o.out && !outFailed) {
-      try {
-        writeResultFile(o.out, `${JSON.stringify(doc, null, 2)}\n`);
-      } catch (e) {
-        outFailed = true;
-        log(`dbsmack: warning: ${(e as Error).message} (--out), going on without it`);
-      }
-    }
-  };
+  const recorder = new SweepRecorder(
+    history,
+    {
+      label,
+      repeat: o.repeat,
+      clients: o.clients,
+      started_at: resumed?.doc.started_at ?? new Date().toISOString(),
+      resume: shape,
+      out: o.out,
+    },
+    resumed,
+  );
   if (!o.quiet)
     say(
       `dbsmack: sweep ${label}: ${order.length} runs of ${resolved.workload.name} on ${target.redactedUrl}` +
@@ -316,100 +522,94 @@ async function sweepCommand(
     title: `dbsmack sweep ${label}: ${resolved.workload.name} on ${target.redactedUrl}`,
   });
   const log = (m: string): void => progress.log(redactSecrets(m));
+  recorder.log = log;
+  const runner: SweepRunner = {
+    run,
+    target,
+    label,
+    workloadFor,
+    probes,
+    metrics,
+    progress,
+    log,
+    controller,
+    quiet: o.quiet === true,
+    pause: o.pause,
+  };
   try {
-    for (const [i, step] of order.entries()) {
-      if (controller.interrupted) break;
-      const w = await workloadFor(step.clients);
-      const plan = planFrom({ ...run, clients: step.clients }, target, w);
-      progress.runStarted(step.clients, step.repeat);
-      const result = await runPlanned(
-        {
-          plan,
-          workload: w.workload,
-          options: w.options,
-          workers: workersFor(run.workers, target.driver, plan.clients),
-          label,
-          probes: metrics ? [metrics.probe, ...probes] : probes,
-          ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
-          onInterval: (p: IntervalPoint) => progress.interval(p),
-          log,
-          controller,
-          serverInfo: { connectTimeoutS: run.connectTimeout },
-        },
-        'sweep',
-      );
-      // No summary: the sweep's own line per run (below, with stalls and the profile) says it once.
-      progress.runFinished();
-      if (result === undefined) break;
-      settings ??= result.server?.settings;
-      const sr = summarizeRun(result, step.repeat);
-      done.push({ clients: step.clients, run: sr });
-      if (result.status !== 'complete' && !controller.interrupted) {
-        stopReason =
-          `run ${i + 1} (${step.clients} clients, repeat ${step.repeat}) ${result.status}: ${result.status_reason ?? ''}`.trim();
-      } else if (controller.interrupted) stopReason = 'interrupted';
-      persist(false, { result, repeat: step.repeat });
-      if (!o.quiet) {
-        const stall =
-          sr.stalls.length > 0 ? `, STALLED at ${sr.stalls.map(([a, b]) => `${a}–${b} s`).join(', ')}` : '';
-        log(
-          `dbsmack: [${i + 1}/${order.length}] ${step.clients} clients, repeat ${step.repeat}: ${sr.qps.toFixed(1)} q/s, ` +
-            `p95 ${sr.p95_ms.toFixed(3)} ms, ${result.status}${stall}`,
-        );
-        const prof = profileSummaryLine(result);
-        if (prof) log(`dbsmack:   profile: ${prof}`);
-      }
-      if (stopReason) break;
-      if (o.pause > 0 && i < order.length - 1) await new Promise((r) => setTimeout(r, o.pause * 1000));
-    }
+    await runSteps(order, runner, recorder);
   } catch (e) {
-    stopReason = `stopped by an error: ${(e as Error).message}`;
-    persist(false);
-    history?.close();
+    recorder.stopReason = `stopped by an error: ${(e as Error).message}`;
+    recorder.persist(false);
+    recorder.close();
     await metrics?.finish(true);
     throw e;
   } finally {
     progress.done();
     uninstall();
   }
-  const finished = done.length === order.length + kept.size && !controller.interrupted;
-  if (controller.interrupted) stopReason = 'interrupted';
-  persist(finished);
-  const recordedIn = history?.path;
-  history?.close();
+  const finished = recorder.done.length === order.length + kept.size && !controller.interrupted;
+  if (controller.interrupted) recorder.stopReason = 'interrupted';
+  recorder.persist(finished);
+  const recordedIn = recorder.close();
+  const doc = recorder.doc;
   if (doc === undefined) {
     await metrics?.finish(true);
     say('dbsmack: interrupted before the first run finished; nothing was measured');
     return EXIT.interrupted;
   }
-  // Under --quiet with --out the file is the result; when it could not be written, stdout is.
-  if (!(o.quiet && o.out) || outFailed) {
-    process.stdout.write(
-      o.format === 'json'
-        ? `${JSON.stringify(doc, null, 2)}\n`
-        : renderSweepText(doc, sweepId) + (renderSweepProfiles(doc) ?? ''),
-    );
-  }
-  if (recordedIn && sweepId !== undefined && !o.quiet)
-    say(`dbsmack: recorded as sweep ${sweepId} in ${recordedIn}`);
-  if (outFailed) say(`dbsmack: cannot write ${o.out} (--out): the sweep is on stdout`);
+  printSweep(doc, o, recorder, recordedIn);
   await metrics?.finish(controller.interrupted);
   if (controller.interrupted) return EXIT.interrupted;
-  if (outFailed || historyFailed) return EXIT.output;
+  if (recorder.outFailed || recorder.historyFailed) return EXIT.output;
   return doc.status === 'complete' ? EXIT.ok : EXIT.runFailed;
 }
 
-/** Maps commander's options of `run` to RunOptions and workload arguments (main.ts's `runInvocation`). */
+/** Maps commander's options of `run` to RunOptions and workload arguments (run.ts's `runInvocation`). */
 export type RunInvocation = (
   o: Record<string, unknown>,
   cmd: CommandUnknownOpts,
 ) => { rest: string[]; options: RunOptions };
 
+/** `sweep`'s action: the workload's help, or the sweep through commander's options; its exit code. */
+export async function sweepAction(
+  workload: string | undefined,
+  c: CommandUnknownOpts,
+  toRun: RunInvocation,
+): Promise<number> {
+  const all = c.opts() as Record<string, unknown>;
+  if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return EXIT.ok;
+  const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined) ?? [];
+  // The runs take run's own mapping; the sweep decides clients, format and output per run.
+  const inv = toRun(all, c);
+  const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
+  return sweepCommand(
+    workload as string,
+    inv.rest,
+    run,
+    {
+      clients,
+      repeat: all.repeat as number,
+      interleave: all.interleave === true,
+      format: all.format as string,
+      pause: all.pause as number,
+      ...(all.label !== undefined ? { label: all.label as string } : {}),
+      ...(all.out !== undefined ? { out: all.out as string } : {}),
+      ...(all.resume !== undefined ? { resume: all.resume as string } : {}),
+      ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
+      ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
+      ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
+    },
+    { name: 'sweep', options: longOptions(c) },
+  );
+}
+
 /**
- * Register `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
- * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them.
+ * Define `sweep` on the program; call it after `run` is defined, whose options it copies, with the same
+ * mapper `run` uses, so that a sweep's runs are configured exactly as `run` would configure them. Its
+ * action hands its exit code to `exit`.
  */
-export function registerSweep(program: Command, setExit: (code: number) => void, toRun: RunInvocation): void {
+export function registerSweep(program: Command, exit: ExitSink, toRun: RunInvocation): void {
   const runCmd = program.commands.find((c) => c.name() === 'run');
   const cmd = program
     .command('sweep')
@@ -448,32 +648,7 @@ export function registerSweep(program: Command, setExit: (code: number) => void,
     if (opt.long && !OWN.has(opt.long)) cmd.addOption(opt as never);
   }
   cmd.addOption(helpFlag());
-  cmd.allowUnknownOption().action(async (workload, _args, _o, c) => {
-    const all = c.opts() as Record<string, unknown>;
-    if (await workloadCommandHelp(c, workload, all.help as boolean | undefined)) return;
-    const clients = (all.clients as number[] | undefined) ?? (all.threads as number[] | undefined) ?? [];
-    // The runs take run's own mapping; the sweep decides clients, format and output per run.
-    const inv = toRun(all, c);
-    const run: RunOptions = { ...inv.options, clients: undefined, format: 'text', out: undefined };
-    const code = await sweepCommand(
-      workload as string,
-      inv.rest,
-      run,
-      {
-        clients,
-        repeat: all.repeat as number,
-        interleave: all.interleave === true,
-        format: all.format as string,
-        pause: all.pause as number,
-        ...(all.label !== undefined ? { label: all.label as string } : {}),
-        ...(all.out !== undefined ? { out: all.out as string } : {}),
-        ...(all.resume !== undefined ? { resume: all.resume as string } : {}),
-        ...(all.history !== undefined ? { history: all.history as string | boolean } : {}),
-        ...(all.quiet !== undefined ? { quiet: all.quiet as boolean } : {}),
-        ...(all.progress !== undefined ? { progress: all.progress as boolean } : {}),
-      },
-      { name: 'sweep', options: longOptions(c) },
-    );
-    setExit(code);
-  });
+  cmd
+    .allowUnknownOption()
+    .action(async (workload, _args, _o, c) => exit(await sweepAction(workload, c, toRun)));
 }

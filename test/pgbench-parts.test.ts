@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { benchSettings, PgbenchOptions, parsePgbenchArgs } from '../src/cli/pgbench.ts';
+import { parseTarget } from '../src/driver/url.ts';
+import { UsageError } from '../src/errors.ts';
+
+const options = (...argv: string[]) => new PgbenchOptions(parsePgbenchArgs(argv).opts);
+const PG = parseTarget('postgres://root@127.0.0.1:5432/bench');
+
+test('the options are read by long name: the last value wins, repeated ones keep every value, modes apart', () => {
+  const o = options('-c', '2', '--client=4', '-f', 'a.sql', '-f', 'b.sql', '-n');
+  assert.equal(o.last('client'), '4');
+  assert.deepEqual(o.all('file'), ['a.sql', 'b.sql']);
+  assert.equal(o.has('no-vacuum'), true);
+  assert.equal(o.last('no-vacuum'), 'true');
+  assert.equal(o.has('time'), false);
+  const { has, last } = o; // bound, as the mapping uses them
+  assert.equal(has('client') && last('client'), '4');
+  assert.equal(o.anyOf('init'), false);
+  assert.equal(options('-i', '-F', '90').anyOf('init'), true);
+  assert.equal(options('-c', '3').anyOf('bench'), true);
+});
+
+test('benchmark settings: clients, jobs, -T or -t, rate and the workload options as pgbench means them', () => {
+  const b = benchSettings(
+    options('-c', '8', '-j', '2', '-T', '5', '-S', '-R', '100', '-M', 'prepared'),
+    PG,
+    10,
+    0,
+  );
+  assert.equal(b.ro.clients, 8);
+  assert.equal(b.ro.workers, 2);
+  assert.equal(b.ro.time, 5);
+  assert.equal(b.duration, 5);
+  assert.equal(b.ro.rate?.perSec, 100);
+  assert.equal(b.rawOptions.protocol, 'prepared');
+  assert.equal(b.rawOptions.builtin, JSON.stringify(['select-only']));
+  assert.equal(b.rawOptions.jobs, '2');
+  const t = benchSettings(options('-t', '50'), PG, 10, 3);
+  assert.equal(t.ro.rounds, 50);
+  assert.equal(t.duration, undefined);
+  assert.equal(t.rawOptions.scale, '3');
+  assert.equal(benchSettings(options(), PG, 10, 0).ro.rounds, 10);
+  assert.equal(benchSettings(options(), parseTarget('sqlite::memory:'), 10, 0).ro.workers, 1);
+  for (const bad of [
+    ['-t', '5', '-T', '5'],
+    ['--progress-timestamp'],
+    ['-M', 'fancy'],
+    ['-D', 'x'],
+    ['--max-tries=0'],
+  ])
+    assert.throws(() => benchSettings(options(...bad), PG, 10, 0), UsageError, bad.join(' '));
+});

@@ -11,7 +11,7 @@ export type { Connection, DriverName, PreparedStatement, Row, Target } from './d
 export { UsageError } from './errors.ts';
 export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
-export { defineWorkload } from './workload/define.ts';
+export { defineWorkload, oneStatement } from './workload/define.ts';
 export {
   C_TEMPLATE,
   DISTRIBUTIONS,
@@ -33,6 +33,7 @@ export type {
   ErrorAction,
   OptionSpec,
   Random,
+  SingleStatement,
   Statement,
   StatementOptions,
   Workload,

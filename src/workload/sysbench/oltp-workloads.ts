@@ -9,6 +9,7 @@ import {
   distributionFromOptions,
   PAD_TEMPLATE,
   randomString,
+  type SingleStatement,
   uniqueSequence,
   type Workload,
 } from '../../index.ts';
@@ -23,6 +24,7 @@ function oltp(
   keys: readonly (typeof STATEMENT_TYPES)[number][],
   event: (c: OltpClient) => Promise<void>,
   extra: Partial<Workload> = {},
+  single?: (c: OltpClient) => (() => SingleStatement) | undefined,
 ): Workload {
   return defineWorkload({
     name,
@@ -34,7 +36,8 @@ function oltp(
     client(ctx) {
       const onError = sysbenchOnError(ctx.driver, ctx.options);
       const c = new OltpClient(ctx, keys);
-      return { event: () => event(c), ...(onError ? { onError } : {}) };
+      const one = single?.(c);
+      return { event: () => event(c), ...(onError ? { onError } : {}), ...(one ? { single: one } : {}) };
     },
     ...extra,
   });
@@ -94,6 +97,8 @@ export const oltpPointSelect = oltp(
   ['point_selects'],
   // sysbench forces one query per event here, whatever --point-selects says
   (c) => c.pointSelects(1),
+  {},
+  (c) => () => c.point('point_selects'),
 );
 
 export const oltpUpdateIndex = oltp(
@@ -101,6 +106,9 @@ export const oltpUpdateIndex = oltp(
   'sysbench: UPDATE … SET k=k+1 WHERE id=? (--index-updates per event), no transaction',
   ['index_updates'],
   (c) => c.indexUpdates(),
+  {},
+  // one statement per event when --index-updates is 1 (the default)
+  (c) => (c.o.index_updates === 1 ? () => c.point('index_updates') : undefined),
 );
 
 export const oltpUpdateNonIndex = oltp(
@@ -108,6 +116,8 @@ export const oltpUpdateNonIndex = oltp(
   'sysbench: UPDATE … SET c=? WHERE id=? (--non-index-updates per event), no transaction',
   ['non_index_updates'],
   (c) => c.nonIndexUpdates(),
+  {},
+  (c) => (c.o.non_index_updates === 1 ? () => c.nonIndexUpdate() : undefined),
 );
 
 export const oltpDelete = oltp(
@@ -115,6 +125,8 @@ export const oltpDelete = oltp(
   'sysbench: one DELETE … WHERE id=? per event, no transaction',
   ['deletes'],
   (c) => c.deleteOne(),
+  {},
+  (c) => () => c.point('deletes'),
 );
 
 /**

@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
-import type { DbError } from '../src/driver/errors.ts';
+import { type DbError, DbError as DbErrorClass } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { nativeUnavailable } from '../src/driver/native-core.ts';
-import { StatementBatch } from '../src/driver/statement-batch.ts';
+import { BATCH_MAX, StatementBatch } from '../src/driver/statement-batch.ts';
 import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { claimEvents } from '../src/engine/client.ts';
@@ -439,6 +439,29 @@ for (const driver of ['mysql', 'postgres'] as const) {
     }
   });
 }
+
+test('native io: a StatementBatch keeps its statements end to end, grows, and holds at most BATCH_MAX', () => {
+  const b = new StatementBatch();
+  const big = Buffer.alloc(6000, 7);
+  b.add(Buffer.from([1, 2, 3]));
+  b.add(big);
+  b.add(big); // past the first 8 KiB: the buffer grows, what was there is kept
+  assert.equal(b.count, 3);
+  assert.deepEqual([...b.offsets.subarray(0, 4)], [0, 3, 6003, 12003]);
+  assert.deepEqual([...b.bytes.subarray(0, 4)], [1, 2, 3, 7]);
+  assert.equal(b.bytes[12002], 7);
+  b.results[0] = 2;
+  b.error = new DbErrorClass('fatal', 'X', 'x');
+  b.reset();
+  assert.equal(b.count, 0);
+  assert.equal(b.done, 0);
+  assert.equal(b.error, undefined);
+  for (let i = 0; i < BATCH_MAX; i++) b.add(Buffer.from([i & 0xff]));
+  assert.throws(() => b.add(Buffer.from([0])), /at most 256/);
+  const lost = new DbErrorClass('reconnect', 'CONNECTION_LOST', 'gone');
+  b.failFirst(3, lost);
+  assert.deepEqual([b.done, b.status(0), b.error], [1, 3, lost]);
+});
 
 test('native io: events are claimed in batches without passing --events; ?batch= is checked', () => {
   const ctrl = new Int32Array(new SharedArrayBuffer(8));

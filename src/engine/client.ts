@@ -371,9 +371,13 @@ export class Client implements ClientContext {
     let start = nowUs();
     // --stages: the end of the window this client is active in (+∞ without stages)
     let activeUntil = this.windows === undefined ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-    // Batches of one-statement events: not with stages or a connection per event (per-statement path).
+    // Batches of one-statement events: on the native core only (its connections stay native when they are
+    // opened again), not with stages or a connection per event (those keep the per-statement path).
     const single =
-      this.windows === undefined && handler.connectPerEvent !== true && batchingOf(this.target)
+      this.conn.runBatch !== undefined &&
+      this.windows === undefined &&
+      handler.connectPerEvent !== true &&
+      batchingOf(this.target)
         ? handler.single
         : undefined;
     if (single !== undefined) {

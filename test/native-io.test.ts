@@ -534,6 +534,66 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): errors in the middle of batches take the error policy as on the other paths`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'single-dup.ts');
+    const table = ['--table', `single_dup_${process.pid}`];
+    t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
+    const dup = driver === 'mysql' ? '1062' : '23505';
+    const out: Record<string, unknown> = {};
+    for (const [arm, env] of [
+      ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+      ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
+      ['js', { DBSMACK_IO: 'js' }],
+    ] as const) {
+      const prep = await runCli(['prepare', mod, '--db', url, ...table]);
+      assert.equal(prep.code, 0, prep.stderr);
+      // skipped by --ignore-errors: every 7th event of each client fails and the run goes on
+      const r = await runCli(
+        [
+          'run',
+          mod,
+          '--db',
+          url,
+          ...table,
+          '--clients',
+          '2',
+          '--rounds',
+          '300',
+          '--ignore-errors',
+          dup,
+          '--format',
+          'json',
+        ],
+        { env },
+      );
+      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+      const res = JSON.parse(r.stdout) as RunResult;
+      out[arm] = { ...(batchCounts(res) as object), errorCodes: res.errors.map((e) => [e.code, e.count]) };
+      assert.equal(res.totals.errors, 2 * Math.floor(300 / 7), arm);
+      // not ignored: the first one stops the run, as on the per-statement path
+      const stop = await runCli(['run', mod, '--db', url, ...table, '--rounds', '300', '--format', 'json'], {
+        env,
+      });
+      assert.equal(stop.code, 4, `${arm}: ${stop.stderr}`);
+      const stopped = JSON.parse(stop.stdout) as RunResult;
+      out[`${arm} stop`] = [
+        stopped.status,
+        stopped.totals.events,
+        stopped.errors.map((e) => [e.code, e.kind]),
+      ];
+    }
+    assert.deepEqual(out.batch, out.js);
+    assert.deepEqual(out['per statement'], out.js);
+    assert.deepEqual(out['batch stop'], out['js stop']);
+    assert.deepEqual(out['per statement stop'], out['js stop']);
+  });
+}
+
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
   if (!needNative(t)) return;
   const target = await needServer(t, 'mysql');

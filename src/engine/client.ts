@@ -86,8 +86,9 @@ const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
  * starts none after the batch's deadline (the run's end, the next interval boundary, the end of the
  * warm-up), and no batch runs longer than BATCH_BUDGET_US plus one statement, so a stop request waits at
  * most that. K starts at BATCH_FIRST and doubles while a whole batch takes under half the budget; a batch
- * the budget cut short sets K to what it ran, so that few statements are encoded for nothing (their draws
- * are dropped; no event is counted that did not run). At 32 clients a statement takes about 1 ms here, and
+ * the budget cut short sets K to what it ran, so that few statements are encoded again (the events it did
+ * not run stay drawn, `pending`, and are the next ones: every event gets the draw of the per-statement
+ * path, which matters to a workload whose draws carry state). At 32 clients a statement takes about 1 ms here, and
  * K stays near 5; at 1 to 8 clients it grows to tens or hundreds.
  */
 const BATCH_FIRST = 4;
@@ -155,8 +156,14 @@ export class Client implements ClientContext {
   private batchT0 = 0;
   /** The end of the last event recorded (the start of the next). */
   private batchEventStart = 0;
-  /** A drawn event that could not join a batch (its statement not yet prepared): run on its own next. */
-  private carried: SingleStatement | undefined;
+  /**
+   * Events drawn for a batch and not run yet (the batch ended early: an error, its budget, a boundary), in
+   * the order drawn: the next events take them before drawing again, the tries after an error too, so every
+   * event gets the draw it gets on the per-statement path (a workload's draws may carry state: a counter).
+   */
+  private readonly pending: SingleStatement[] = [];
+  /** The first pending event cannot join a batch (its statement is not prepared yet): run it on its own. */
+  private unbatchable = false;
 
   constructor(
     w: WorkerState,
@@ -395,7 +402,7 @@ export class Client implements ClientContext {
         if (start >= w.endAt) break;
       }
       this.measuring = start >= w.measureAt;
-      if (single !== undefined && this.carried === undefined && this.conn.runBatch !== undefined) {
+      if (single !== undefined && !this.unbatchable && this.conn.runBatch !== undefined) {
         let most = this.batchSize;
         if (this.measuring && rounds !== undefined) most = Math.min(most, rounds - done);
         if (most <= 0) break;
@@ -431,13 +438,7 @@ export class Client implements ClientContext {
       let outcome: 'ok' | 'failed' | 'stop';
       this.attempt = 1;
       try {
-        const carried = this.carried;
-        if (carried === undefined) await handler.event();
-        else {
-          // drawn for a batch it could not join: the same event, run on its own (prepares the statement)
-          this.carried = undefined;
-          await this.run(carried.statement, carried.params);
-        }
+        await this.nextEvent(handler);
         outcome = this.inTx ? await this.runEvent(OPEN_TX) : 'ok';
       } catch (e) {
         outcome = await this.runEvent({ error: e });
@@ -457,7 +458,7 @@ export class Client implements ClientContext {
    * statement's end. A batch ends at its first error, which then takes the full error policy (runEvent),
    * as an event's first try that threw. Returns the events run (the failed one included), the end of the
    * last, and whether the client stops. Runs no batch when the first drawn statement is not prepared yet
-   * (after a connect): that event is run on its own next (`carried`).
+   * (after a connect): that event is run on its own next (`unbatchable`).
    */
   private async batchEvents(
     draw: () => SingleStatement,
@@ -467,18 +468,20 @@ export class Client implements ClientContext {
     const w = this.w;
     const batch = this.batch as StatementBatch;
     batch.reset();
+    const pending = this.pending;
+    while (pending.length < most) pending.push(draw());
     for (let i = 0; i < most; i++) {
-      const e = draw();
+      const e = pending[i] as SingleStatement;
       const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
       const bytes = p?.encode?.(e.params);
-      if (bytes === undefined) {
-        this.carried = e;
-        break;
-      }
+      if (bytes === undefined) break; // runs on its own (it prepares the statement), or after this batch
       batch.add(bytes);
       this.batchSlots[i] = this.slots[e.statement.id] as number;
     }
-    if (batch.count === 0) return { ran: 0, end: start, stop: false };
+    if (batch.count === 0) {
+      this.unbatchable = true;
+      return { ran: 0, end: start, stop: false };
+    }
     const t0 = nowUs();
     // none started after the deadline, the next interval boundary or (in the warm-up) its end
     let until = Math.min(w.endAt, w.nextBoundary);
@@ -491,6 +494,8 @@ export class Client implements ClientContext {
     await (this.conn as Required<Connection>).runBatch(batch);
     this.batchInFlight = false;
     const n = batch.done;
+    if (n === pending.length) pending.length = 0;
+    else pending.splice(0, n);
     const failed = batch.error !== undefined;
     const ok = failed ? n - 1 : n;
     for (let i = this.batchNext; i < ok; i++) this.recordBatched(batch, i, true);
@@ -514,6 +519,15 @@ export class Client implements ClientContext {
     end = nowUs();
     this.eventDone(outcome, end - this.batchEventStart, end - this.batchEventStart, end);
     return { ran: ran + 1, end, stop: false };
+  }
+
+  /** The next event: a pending one drawn for a batch, else the workload's. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: what ClientHandler.event returns (a synchronous event: void)
+  private nextEvent(handler: ClientHandler): Promise<unknown> | void {
+    if (this.pending.length === 0) return handler.event();
+    const e = this.pending.shift() as SingleStatement;
+    this.unbatchable = false;
+    return this.run(e.statement, e.params);
   }
 
   /**
@@ -708,7 +722,7 @@ export class Client implements ClientContext {
     for (let attempt = 1; ; attempt++) {
       try {
         this.attempt = attempt;
-        if (attempt > 1 || first === undefined) await handler.event();
+        if (attempt > 1 || first === undefined) await this.nextEvent(handler);
         else if (first !== OPEN_TX) throw first.error;
         if (this.inTx) {
           // A workload that leaves a transaction open would hold locks across events; close it.

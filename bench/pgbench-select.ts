@@ -5,7 +5,7 @@
  *
  *   pgbench -i -s 1 DB && dbsmack run ./bench/pgbench-select.ts --db postgres://…/DB --scale 1 --threads 8
  */
-import { defineWorkload } from 'dbsmack';
+import { defineWorkload, oneStatement } from 'dbsmack';
 
 export default defineWorkload({
   name: 'pgbench_select',
@@ -20,10 +20,10 @@ export default defineWorkload({
     const accounts = 100_000 * (ctx.options.scale as number);
     const random = ctx.random;
     const select = ctx.statement('select', 'SELECT abalance FROM pgbench_accounts WHERE aid = ?');
-    return {
-      event: async () => {
-        await ctx.run(select, [1 + Math.floor(random.next() * accounts)]);
-      },
-    };
+    // One statement per event: the engine may batch them on the native I/O core (`oneStatement`).
+    return oneStatement(ctx, () => ({
+      statement: select,
+      params: [1 + Math.floor(random.next() * accounts)],
+    }));
   },
 });

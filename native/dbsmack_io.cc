@@ -72,6 +72,7 @@ constexpr int ST_ERR = 1;   // the server's error: bytes = ERR payload / ErrorRe
 constexpr int ST_RAW = 2;   // bytes = the response
 constexpr int ST_LOST = 3;  // the connection is gone: value = errno (0: closed by the server); bytes =
                             // the error the server sent before closing, if any
+constexpr int ST_BATCH = 4; // a batch ended (submitBatch): value = the statements it has results for
 
 constexpr size_t MAX_PAYLOAD = 0xffffff;
 constexpr uint32_t SERVER_MORE_RESULTS_EXISTS = 0x8;
@@ -138,6 +139,24 @@ struct Conn {
   std::vector<uint8_t> wq;
   size_t wqOff = 0;
 
+  // A batch (submitBatch, design B): statements sent one after another on this connection, each when the
+  // response to the one before is complete, without returning to JavaScript in between. Each statement's
+  // result goes into JavaScript's Float64Array `bRes` as it completes: bRes[0] = statements with a result,
+  // then per statement [status, value, latencyUs, endUs], endUs from the batch's submit. The array is a
+  // field of the JavaScript connection's batch, which keeps it alive while the batch is in flight; only
+  // this thread writes it, inside wait(), when no JavaScript runs.
+  bool inBatch = false;
+  bool bAdvance = false;  // the statement before completed: send the next (after the parse returns)
+  int bKind = 0;
+  int bFlags = 0;
+  std::vector<uint8_t> bBytes;
+  std::vector<uint32_t> bOff;
+  size_t bCount = 0;
+  size_t bNext = 0;
+  double* bRes = nullptr;
+  double bStart = 0;
+  double bDeadline = 0;
+
   // Design A.
   std::thread thread;
   std::mutex m;
@@ -167,6 +186,27 @@ thread_local Core* tcore = nullptr;
 
 void complete(Conn* c, int status, double value, double tDone) {
   c->busy = false;
+  if (c->inBatch) {
+    // One statement of a batch: its result goes straight into the batch's array. The batch goes on while
+    // statements succeed, until its last one or the first that ends at or after its deadline (a statement
+    // is only started before it, as the JavaScript loop starts an event only before its deadline); it
+    // ends at its first error, which JavaScript then handles as on the per-statement path.
+    double* r = c->bRes;
+    size_t i = static_cast<size_t>(r[0]);
+    double* e = r + 1 + 4 * i;
+    e[0] = status;
+    e[1] = value;
+    e[2] = tDone - c->tSend;
+    e[3] = tDone - c->bStart;
+    r[0] = static_cast<double>(i + 1);
+    if (status == ST_OK && c->bNext < c->bCount && tDone < c->bDeadline && !c->dead) {
+      c->bAdvance = true;
+      return;
+    }
+    c->inBatch = false;
+    c->core->ready.push_back(Completion{c->id, ST_BATCH, static_cast<double>(i + 1), tDone - c->bStart});
+    return;
+  }
   Completion done{c->id, status, value, tDone - c->tSend};
   if (c->core->design == 1) {
     std::lock_guard<std::mutex> g(c->core->m);
@@ -487,6 +527,8 @@ void lost(Conn* c, int err, double t) {
   }
 }
 
+void batchNext(Conn* c);
+
 // Read what the socket has (design B: non-blocking) and parse it. Returns false when the peer is gone.
 bool readSome(Conn* c) {
   for (;;) {
@@ -503,6 +545,7 @@ bool readSome(Conn* c) {
       return false;
     }
     received(c, readBuffer, static_cast<size_t>(r), t);
+    if (c->bAdvance) batchNext(c);
     if (static_cast<size_t>(r) < sizeof readBuffer) return true;
   }
 }
@@ -550,6 +593,19 @@ void sendB(Conn* c, const uint8_t* b, size_t n) {
       return;
     }
     off += static_cast<size_t>(w);
+  }
+}
+
+// Send the batch's next statement (the one before it completed). Its completion may come at once (bytes
+// that arrived before, a lost connection), so this loops.
+void batchNext(Conn* c) {
+  while (c->bAdvance) {
+    c->bAdvance = false;
+    size_t i = c->bNext++;
+    startRequest(c, c->bKind, c->bFlags);
+    c->tSend = monoUs();
+    sendB(c, c->bBytes.data() + c->bOff[i], c->bOff[i + 1] - c->bOff[i]);
+    if (c->busy && c->inStart < c->in.size()) feed(c, c->tSend);
   }
 }
 
@@ -791,6 +847,78 @@ napi_value Submit(napi_env env, napi_callback_info info) {
   return undefinedValue(env);
 }
 
+// submitBatch(id, bytes, offsets: Uint32Array, count, kind, flags, results: Float64Array, budgetUs): run
+// `count` statements (statement i is bytes[offsets[i], offsets[i + 1])) one after another on the
+// connection, each of `kind`/`flags`, none started once `budgetUs` have passed since this call; their
+// results go into `results` as they complete (see Conn::bRes) and wait() hands back one ST_BATCH
+// completion when the batch ends. Design B only. Why batches: a workload whose event is one statement
+// (select1, a point select) then costs JavaScript one call and one promise per batch instead of per
+// statement, while the statements still run one at a time on the connection, each timed here.
+napi_value SubmitBatch(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (throwIf(env, argc < 8, "submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs)"))
+    return nullptr;
+  Conn* c = connArg(env, argv[0]);
+  if (c == nullptr) return nullptr;
+  if (throwIf(env, tcore->design != 0, "submitBatch: batches need design B")) return nullptr;
+  if (throwIf(env, c->busy || c->inBatch, "submitBatch: a request is already in flight on this connection"))
+    return nullptr;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  void* bytes = nullptr;
+  size_t blen = 0;
+  void* offs = nullptr;
+  size_t olen = 0;
+  void* res = nullptr;
+  size_t rlen = 0;
+  if (throwIf(env, napi_get_typedarray_info(env, argv[1], &type, &blen, &bytes, &ab, &offset) != napi_ok,
+              "submitBatch: bytes must be a Buffer") ||
+      throwIf(env,
+              napi_get_typedarray_info(env, argv[2], &type, &olen, &offs, &ab, &offset) != napi_ok ||
+                  type != napi_uint32_array,
+              "submitBatch: offsets must be a Uint32Array") ||
+      throwIf(env,
+              napi_get_typedarray_info(env, argv[6], &type, &rlen, &res, &ab, &offset) != napi_ok ||
+                  type != napi_float64_array,
+              "submitBatch: results must be a Float64Array"))
+    return nullptr;
+  int32_t count = intArg(env, argv[3]);
+  const uint32_t* o = static_cast<const uint32_t*>(offs);
+  if (throwIf(env,
+              count < 1 || static_cast<size_t>(count) + 1 > olen || rlen < 1 + 4 * static_cast<size_t>(count) ||
+                  o[count] > blen,
+              "submitBatch: count does not fit the offsets, bytes or results"))
+    return nullptr;
+  double budgetUs = 0;
+  napi_get_value_double(env, argv[7], &budgetUs);
+  const uint8_t* b = static_cast<const uint8_t*>(bytes);
+  c->bBytes.assign(b, b + o[count]);
+  c->bOff.assign(o, o + count + 1);
+  c->bCount = static_cast<size_t>(count);
+  c->bNext = 0;
+  c->bKind = intArg(env, argv[4]);
+  c->bFlags = intArg(env, argv[5]);
+  c->bRes = static_cast<double*>(res);
+  c->bRes[0] = 0;
+  c->bStart = monoUs();
+  c->bDeadline = c->bStart + budgetUs;
+  c->inBatch = true;
+  if (c->dead) {
+    startRequest(c, c->bKind, c->bFlags);
+    c->tSend = c->bStart;
+    c->out = c->fatal;
+    c->bNext = c->bCount;
+    complete(c, ST_LOST, c->lostErrno, c->bStart);
+    return undefinedValue(env);
+  }
+  c->bAdvance = true;
+  batchNext(c);
+  return undefinedValue(env);
+}
+
 // wait(timeoutMs, results: Float64Array): blocks until at least one completion (or the timeout, or work for
 // libuv); writes [id, status, value, latencyUs] per completion; returns how many.
 napi_value Wait(napi_env env, napi_callback_info info) {
@@ -890,6 +1018,7 @@ napi_value ModuleInit(napi_env env, napi_value exports) {
       {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"open", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"submit", nullptr, Submit, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"submitBatch", nullptr, SubmitBatch, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"wait", nullptr, Wait, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"take", nullptr, Take, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"close", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},

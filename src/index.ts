@@ -12,7 +12,7 @@ export { UsageError } from './errors.ts';
 export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
 export { seededRandom } from './seeded-random.ts';
-export { defineWorkload } from './workload/define.ts';
+export { defineWorkload, oneStatement } from './workload/define.ts';
 export {
   C_TEMPLATE,
   DISTRIBUTIONS,
@@ -33,6 +33,7 @@ export type {
   ErrorAction,
   OptionSpec,
   Random,
+  SingleStatement,
   Statement,
   StatementOptions,
   Workload,

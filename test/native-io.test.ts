@@ -11,16 +11,18 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
-import type { DbError } from '../src/driver/errors.ts';
+import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { nativeUnavailable } from '../src/driver/native-core.ts';
-import type { Connection, Target } from '../src/driver/types.ts';
+import { BATCH_MAX, StatementBatch } from '../src/driver/statement-batch.ts';
+import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { claimEvents } from '../src/engine/client.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
 import { startPgCluster } from './helpers/pg-cluster.ts';
-import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
+import { MYSQL_URL, needServer, PG_URL, TEST_DATABASES } from './helpers/servers.ts';
 
 /** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
 function needNative(t: TestContext): boolean {
@@ -327,4 +329,319 @@ test('native io: without the addon the JavaScript path runs, with a note; ?io= i
   assert.match(bad.stderr, /unknown I\/O path 'fast'/);
   assert.throws(() => parseTarget(`${MYSQL_URL}?io=native&connector=mysql2`), /needs the dbsmack connector/);
   assert.equal(loadIoOf(parseTarget(`${MYSQL_URL}?connector=mariadb`)), 'js', 'library connectors are on JS');
+});
+
+// ---- statement batches (ClientHandler.single on the native core) -------------------------------------------
+
+/** A batch of `stmt` executions, one per parameter list. */
+function batchOf(stmt: PreparedStatement, params: unknown[][], budgetUs = 1e6): StatementBatch {
+  const b = new StatementBatch();
+  for (const p of params) b.add(stmt.encode?.(p) as Uint8Array);
+  b.budgetUs = budgetUs;
+  return b;
+}
+
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): a batch runs its statements in turn, each timed, and ends at its deadline or first error`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const table = `native_batch_${driver}_${process.pid}`;
+    const nat = await load(withIo(target, 'native'));
+    const js = await load(withIo(target, 'js'));
+    try {
+      assert.equal(typeof nat.runBatch, 'function');
+      assert.equal(js.runBatch, undefined, 'only native connections batch');
+      await nat.query(`DROP TABLE IF EXISTS ${table}`);
+      await nat.query(`CREATE TABLE ${table} (id INT PRIMARY KEY)`);
+      const ins = await nat.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
+      // every statement's result: affected rows, its own time, ends in order
+      const b = batchOf(ins, [[1], [2], [3], [4]]);
+      await nat.runBatch?.(b);
+      assert.equal(b.done, 4);
+      assert.equal(b.error, undefined);
+      for (let i = 0; i < 4; i++) {
+        assert.equal(b.status(i), 0);
+        assert.equal(b.value(i), 1);
+        assert.ok(b.latencyUs(i) > 0 && b.latencyUs(i) <= b.endUs(i), `statement ${i} timed`);
+        if (i > 0) assert.ok(b.endUs(i) >= b.endUs(i - 1) + b.latencyUs(i) - 1, 'one at a time');
+      }
+      const sel = await nat.prepare(`SELECT id FROM ${table} WHERE id <= ?`);
+      const rows = batchOf(sel, [[0], [2], [4]]);
+      await nat.runBatch?.(rows);
+      assert.deepEqual([rows.value(0), rows.value(1), rows.value(2)], [0, 2, 4], 'rows counted');
+      // a deadline already passed: the first statement runs, no other starts
+      const late = batchOf(sel, [[1], [1], [1]], 0);
+      await nat.runBatch?.(late);
+      assert.equal(late.done, 1);
+      assert.equal(late.error, undefined);
+      // a server error mid-batch ends it there, classified as on the per-statement path
+      const dup = batchOf(ins, [[10], [11], [1], [12]]);
+      await nat.runBatch?.(dup);
+      assert.equal(dup.done, 3);
+      assert.deepEqual([dup.status(0), dup.status(1), dup.status(2)], [0, 0, 1]);
+      const single = await js.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
+      const perStatement = await single.run([1]).then(
+        () => assert.fail('a duplicate key'),
+        (e: DbError) => ({ kind: e.kind, code: e.code, sqlState: e.sqlState }),
+      );
+      const err = dup.error as DbError;
+      assert.deepEqual({ kind: err.kind, code: err.code, sqlState: err.sqlState }, perStatement);
+      await single.close();
+      // the connection goes on after the error
+      const after = batchOf(sel, [[12]]);
+      await nat.runBatch?.(after);
+      assert.equal(after.value(0), 6, 'rows 1..4, 10 and 11: 12 never ran');
+      await ins.close();
+      await sel.close();
+      await nat.query(`DROP TABLE ${table}`);
+    } finally {
+      await Promise.all([js.close(), nat.close()]);
+    }
+  });
+
+  test(`native io (${driver}): a session killed in the middle of a batch ends it with kind reconnect`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const a = await load(withIo(target, 'native'));
+    const d = await loadDriver(driver);
+    const admin = await d.connect(target, { connectTimeoutMs: 5000 });
+    try {
+      const sleep = await a.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
+      const b = batchOf(sleep, [[0], [0], [10], [0]]);
+      const running = a.runBatch?.(b);
+      await until(async () => {
+        const rows =
+          driver === 'mysql'
+            ? await admin.all(
+                `SELECT 1 AS x FROM information_schema.processlist WHERE id = ? AND time_ms > 0 AND info LIKE 'SELECT SLEEP%'`,
+                [a.sessionId],
+              )
+            : await admin.all(
+                `SELECT 1 AS x FROM pg_stat_activity WHERE pid = ? AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+                [a.sessionId],
+              );
+        return rows.length > 0 && b.done === 2;
+      }, 'the third statement to run');
+      await (driver === 'mysql'
+        ? admin.query(`KILL ${Number(a.sessionId)}`)
+        : admin.query(`SELECT pg_terminate_backend(${Number(a.sessionId)})`));
+      await running;
+      assert.equal(b.done, 3);
+      assert.equal(b.status(2), 3, 'lost');
+      assert.equal(b.error?.kind, 'reconnect');
+      const again = batchOf(sleep, [[0]]);
+      await a.runBatch?.(again);
+      assert.equal(again.error?.kind, 'reconnect', 'a later batch fails with the connection');
+    } finally {
+      await Promise.all([a.close(), admin.close()]);
+    }
+  });
+}
+
+test('native io: a StatementBatch keeps its statements end to end, grows, and holds at most BATCH_MAX', () => {
+  const b = new StatementBatch();
+  const big = Buffer.alloc(6000, 7);
+  b.add(Buffer.from([1, 2, 3]));
+  b.add(big);
+  b.add(big); // past the first 8 KiB: the buffer grows, what was there is kept
+  assert.equal(b.count, 3);
+  assert.deepEqual([...b.offsets.subarray(0, 4)], [0, 3, 6003, 12003]);
+  assert.deepEqual([...b.bytes.subarray(0, 4)], [1, 2, 3, 7]);
+  assert.equal(b.bytes[12002], 7);
+  b.results[0] = 2;
+  b.error = new DbError('fatal', 'X', 'x');
+  b.reset();
+  assert.equal(b.count, 0);
+  assert.equal(b.done, 0);
+  assert.equal(b.error, undefined);
+  for (let i = 0; i < BATCH_MAX; i++) b.add(Buffer.from([i & 0xff]));
+  assert.throws(() => b.add(Buffer.from([0])), /at most 256/);
+  const lost = new DbError('reconnect', 'CONNECTION_LOST', 'gone');
+  b.failFirst(3, lost);
+  assert.deepEqual([b.done, b.status(0), b.error], [1, 3, lost]);
+});
+
+test('native io: events are claimed in batches without passing --events; ?batch= is checked', () => {
+  const ctrl = new Int32Array(new SharedArrayBuffer(8));
+  assert.equal(claimEvents(ctrl, 10, 4), 4);
+  assert.equal(claimEvents(ctrl, 10, 4), 4);
+  assert.equal(claimEvents(ctrl, 10, 4), 2);
+  assert.equal(claimEvents(ctrl, 10, 4), 0);
+  assert.equal(ctrl[1], 10);
+  Atomics.sub(ctrl, 1, 3); // a batch gave three back
+  assert.equal(claimEvents(ctrl, 10, 4), 3);
+  assert.throws(() => parseTarget(`${MYSQL_URL}?batch=maybe`), /unknown batch setting 'maybe'/);
+  assert.equal(parseTarget(`${PG_URL}?batch=off`).params.batch, 'off');
+});
+
+/** Counts of a run, its intervals' sums included (they must add up to the totals). */
+function batchCounts(r: RunResult): unknown {
+  const iv = r.intervals.reduce((a, i) => a + i.queries, 0);
+  assert.equal(iv, r.totals.queries, 'the intervals add up to the totals');
+  return counts(r);
+}
+
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): batched events count as the per-statement and JavaScript paths do`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const sb = ['--tables', '2', '--table-size', '300'];
+    await runCli(['cleanup', 'oltp_point_select', '--db', url, '--tables', '2']);
+    const prep = await runCli(['prepare', 'oltp_point_select', '--db', url, ...sb]);
+    assert.equal(prep.code, 0, prep.stderr);
+    t.after(() => runCli(['cleanup', 'oltp_point_select', '--db', url, '--tables', '2']));
+    const runs: [string, string[]][] = [
+      ['select1 events', ['run', 'select1', '--db', url, '--clients', '4', '--events', '3001']],
+      ['select1 rounds', ['run', 'select1', '--db', url, '--clients', '3', '--rounds', '700']],
+      [
+        'select1 warm-up',
+        ['run', 'select1', '--db', url, '--clients', '2', '--events', '500', '--warmup', '1'],
+      ],
+      [
+        'point select',
+        ['run', 'oltp_point_select', '--db', url, ...sb, '--clients', '3', '--events', '2000'],
+      ],
+      ['update index', ['run', 'oltp_update_index', '--db', url, ...sb, '--clients', '2', '--events', '500']],
+    ];
+    for (const [name, args] of runs) {
+      const out: Record<string, unknown> = {};
+      for (const [arm, env] of [
+        ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+        ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
+        ['js', { DBSMACK_IO: 'js' }],
+      ] as const) {
+        const r = await runCli([...args, '--format', 'json'], { env });
+        assert.equal(r.code, 0, `${name} ${arm}: ${r.stderr}`);
+        out[arm] = batchCounts(JSON.parse(r.stdout) as RunResult);
+      }
+      assert.deepEqual(out.batch, out.js, name);
+      assert.deepEqual(out['per statement'], out.js, name);
+    }
+    // by time, with intervals: the intervals add up, nothing is lost at the deadline
+    const timed = await runCli(
+      ['run', 'select1', '--db', url, '--clients', '4', '--time', '2', '--format', 'json'],
+      { env: { DBSMACK_IO: 'native' } },
+    );
+    assert.equal(timed.code, 0, timed.stderr);
+    const res = JSON.parse(timed.stdout) as RunResult;
+    batchCounts(res);
+    assert.ok(res.intervals.length >= 2, `intervals: ${res.intervals.length}`);
+    assert.ok(res.elapsed_s < 2.5, `the deadline held: ${res.elapsed_s}`);
+  });
+}
+
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): errors in the middle of batches take the error policy as on the other paths`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'single-dup.ts');
+    const table = ['--table', `single_dup_${process.pid}`];
+    t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
+    const dup = driver === 'mysql' ? '1062' : '23505';
+    const out: Record<string, unknown> = {};
+    for (const [arm, env] of [
+      ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+      ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
+      ['js', { DBSMACK_IO: 'js' }],
+    ] as const) {
+      const prep = await runCli(['prepare', mod, '--db', url, ...table]);
+      assert.equal(prep.code, 0, prep.stderr);
+      // skipped by --ignore-errors: every 7th event of each client fails and the run goes on
+      const r = await runCli(
+        [
+          'run',
+          mod,
+          '--db',
+          url,
+          ...table,
+          '--clients',
+          '2',
+          '--rounds',
+          '300',
+          '--ignore-errors',
+          dup,
+          '--format',
+          'json',
+        ],
+        { env },
+      );
+      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+      const res = JSON.parse(r.stdout) as RunResult;
+      out[arm] = { ...(batchCounts(res) as object), errorCodes: res.errors.map((e) => [e.code, e.count]) };
+      assert.equal(res.totals.errors, 2 * Math.floor(300 / 7), arm);
+      // not ignored: the first one stops the run, as on the per-statement path
+      const stop = await runCli(['run', mod, '--db', url, ...table, '--rounds', '300', '--format', 'json'], {
+        env,
+      });
+      assert.equal(stop.code, 4, `${arm}: ${stop.stderr}`);
+      const stopped = JSON.parse(stop.stdout) as RunResult;
+      out[`${arm} stop`] = [
+        stopped.status,
+        stopped.totals.events,
+        stopped.errors.map((e) => [e.code, e.kind]),
+      ];
+    }
+    assert.deepEqual(out.batch, out.js);
+    assert.deepEqual(out['per statement'], out.js);
+    assert.deepEqual(out['batch stop'], out['js stop']);
+    assert.deepEqual(out['per statement stop'], out['js stop']);
+  });
+}
+
+test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
+  if (!needNative(t)) return;
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  const d = await loadDriver('mysql');
+  const admin = await d.connect(target, { connectTimeoutMs: 5000 });
+  try {
+    const { child, done } = startCli(
+      [
+        'run',
+        'select1',
+        '--db',
+        MYSQL_URL,
+        '--clients',
+        '3',
+        '--time',
+        '3',
+        '--format',
+        'json',
+        '--progress',
+      ],
+      { env: { DBSMACK_IO: 'native' } },
+    );
+    let seen = '';
+    await new Promise<void>((resolve) => {
+      child.stderr?.on('data', (b: Buffer) => {
+        seen += b.toString();
+        if (/\[ 1s \]/.test(seen)) resolve();
+      });
+      child.on('close', () => resolve());
+    });
+    const sessions = await admin.all(
+      `SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()`,
+      [TEST_DATABASES.mysql],
+    );
+    assert.ok(sessions.length >= 3, `the run's sessions: ${JSON.stringify(sessions)}`);
+    for (const s of sessions) await admin.query(`KILL ${Number(s.id)}`).catch(() => {});
+    const r = await done;
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout) as RunResult;
+    assert.equal(res.status, 'complete');
+    assert.ok(res.totals.reconnects >= 1, `reconnects ${res.totals.reconnects}`);
+    assert.ok(
+      res.errors.some((e) => e.kind === 'reconnect'),
+      JSON.stringify(res.errors),
+    );
+    batchCounts(res);
+  } finally {
+    await admin.close();
+  }
 });

@@ -18,7 +18,7 @@ export type ExitSink = (code: number) => void;
 export function dbOption(): Option<'--db <url>', undefined, string> {
   return new Option(
     '--db <url>',
-    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…; ?connector=dbsmack|mysql2|mariadb|pg picks the client of the load connections (dbsmack when not given); ?io=native|js its socket I/O (the native core when built)',
+    'database URL: sqlite:PATH, mysql://…, mariadb://…, postgres://…; ?connector=dbsmack|mysql2|mariadb|pg picks the client of the load connections (dbsmack when not given); ?io=native|js its socket I/O (the native core when built); ?batch=off runs one-statement events one by one on the native core (DBSMACK_BATCH=off)',
   )
     .default(DEFAULT_URL)
     .env('DBSMACK_DB');

@@ -78,6 +78,15 @@ export function loadIoOf(target: Target): IoPath {
   return nativeUnavailable() === undefined ? 'native' : 'js';
 }
 
+/**
+ * Whether the load clients may batch events of one statement on the native I/O core (see
+ * `ClientHandler.single`): yes unless the URL (`?batch=off`) or the environment (`DBSMACK_BATCH=off`) says
+ * no. Only connections on the native core batch at all.
+ */
+export function batchingOf(target: Target): boolean {
+  return (target.params.batch ?? process.env.DBSMACK_BATCH) !== 'off';
+}
+
 /** Why a run that would use the native I/O core runs on the JavaScript path instead (undefined: it does not). */
 export function ioNote(target: Target): string | undefined {
   if (loadConnectorOf(target) !== 'dbsmack' || askedIo(target) === 'js') return undefined;

@@ -11,12 +11,15 @@ import {
   closeNative,
   K_NO_REPLY,
   openNative,
+  ST_BATCH,
   ST_ERR,
   ST_LOST,
   ST_OK,
+  submitBatchNative,
   submitNative,
   takeNative,
 } from './native-core.ts';
+import type { StatementBatch } from './statement-batch.ts';
 
 type Settle = (v: unknown) => void;
 
@@ -79,6 +82,8 @@ export abstract class NativeRequests implements CompletionSink {
   private hResolve: Settle = noop;
   private hReject: Settle = noop;
   private readonly queue: Pending[] = [];
+  /** The batch in flight (runBatch). */
+  private batch: StatementBatch | undefined;
 
   constructor(fd: number, protocol: number, deprecateEof: boolean) {
     this.id = openNative(fd, protocol, deprecateEof, this);
@@ -88,6 +93,40 @@ export abstract class NativeRequests implements CompletionSink {
   protected abstract serverError(bytes: Buffer): DbError;
   /** The connection is gone: errno (0 when the server closed it), and the error it sent first, if any. */
   protected abstract lostError(errno: number, bytes: Buffer): DbError;
+
+  /** The request kind and flags of a prepared statement's execution (what a batch is made of). */
+  protected abstract readonly batchKind: number;
+  protected abstract readonly batchFlags: number;
+
+  /**
+   * Run a batch of encoded executions one after another (see statement-batch.ts); resolves when it ends,
+   * with its results in the batch and its error, if any, in `batch.error` (the connection lost: also every
+   * later request's). Only when nothing is in flight (the engine's closed loop).
+   */
+  runBatch(batch: StatementBatch): Promise<void> {
+    if (this.dead !== null) {
+      batch.failFirst(ST_LOST, this.dead);
+      return Promise.resolve();
+    }
+    if (this.busy) throw new Error('runBatch: a request is already in flight');
+    const p = new Promise<unknown>(capture);
+    batch.error = undefined;
+    this.busy = true;
+    this.batch = batch;
+    this.hResolve = capturedResolve;
+    this.hReject = capturedReject;
+    submitBatchNative(
+      this.id,
+      batch.bytes,
+      batch.offsets,
+      batch.count,
+      this.batchKind,
+      this.batchFlags,
+      batch.results,
+      batch.budgetUs,
+    );
+    return p as Promise<void>;
+  }
 
   /** Send a request now, or queue it behind the one in flight. Resolves to a count, raw bytes or nothing. */
   protected request(bytes: Uint8Array, kind: number, flags: number, what: number): Promise<unknown> {
@@ -124,6 +163,24 @@ export abstract class NativeRequests implements CompletionSink {
     this.timedUs = latencyUs;
     let error: DbError | null = null;
     let result: unknown;
+    if (status === ST_BATCH) {
+      // The batch ended at its last statement with a result: that one's status says how.
+      const batch = this.batch as StatementBatch;
+      this.batch = undefined;
+      const n = value;
+      const last = n > 0 ? batch.status(n - 1) : ST_OK;
+      if (last === ST_ERR) batch.error = this.serverError(takeNative(this.id));
+      else if (last === ST_LOST) {
+        batch.error = this.lostError(batch.value(n - 1), takeNative(this.id));
+        this.dead = batch.error;
+        for (const q of this.queue.splice(0)) q.reject(this.dead);
+      }
+      const next = this.queue.shift();
+      if (next !== undefined)
+        this.start(next.bytes, next.kind, next.flags, next.what, next.resolve, next.reject);
+      resolve(undefined);
+      return;
+    }
     if (status === ST_OK) result = what === W_COUNT ? value : undefined;
     else if (status === ST_ERR) error = this.serverError(takeNative(this.id));
     else if (status === ST_LOST) {

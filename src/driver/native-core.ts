@@ -20,6 +20,16 @@ interface Addon {
   init(design: number): void;
   open(fd: number, protocol: number, deprecateEof: boolean): number;
   submit(id: number, bytes: Uint8Array, kind: number, flags: number): void;
+  submitBatch(
+    id: number,
+    bytes: Uint8Array,
+    offsets: Uint32Array,
+    count: number,
+    kind: number,
+    flags: number,
+    results: Float64Array,
+    budgetUs: number,
+  ): void;
   wait(timeoutMs: number, results: Float64Array): number;
   take(id: number): Buffer;
   close(id: number): void;
@@ -41,6 +51,8 @@ export const ST_OK = 0;
 export const ST_ERR = 1;
 export const ST_RAW = 2;
 export const ST_LOST = 3;
+/** A batch ended (`submitBatchNative`): its statements' results are in the batch's own array. */
+export const ST_BATCH = 4;
 
 /** What a native connection does with a completion of its request. */
 export interface CompletionSink {
@@ -123,6 +135,35 @@ export function submitNative(id: number, bytes: Uint8Array, kind: number, flags:
     scheduled = true;
     setImmediate(pump);
   }
+}
+
+/**
+ * Run `count` statements one after another on the connection (statement i is `bytes[offsets[i],
+ * offsets[i + 1])`), none started once `budgetUs` have passed; each one's [status, value, latencyUs, endUs
+ * from now] goes into `results` (after the count of results so far in `results[0]`) as it completes, and
+ * the sink gets one ST_BATCH completion at the end. The batch ends early at its first error.
+ */
+export function submitBatchNative(
+  id: number,
+  bytes: Uint8Array,
+  offsets: Uint32Array,
+  count: number,
+  kind: number,
+  flags: number,
+  results: Float64Array,
+  budgetUs: number,
+): void {
+  (addon as Addon).submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs);
+  inFlight++;
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(pump);
+  }
+}
+
+/** Whether the core runs batches (design B, the default; design A is kept only for bench/native-floor). */
+export function batchesSupported(): boolean {
+  return Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0) === 0;
 }
 
 /** The error or raw response bytes of a connection's last completion. */

@@ -36,6 +36,8 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   /** The lean client's login: see Connection.connectMs. */
   readonly connectMs: number | undefined;
   private readonly deprecateEof: boolean;
+  protected readonly batchKind = K_MY_RESULT;
+  protected readonly batchFlags = 0;
 
   constructor(lean: LeanMysqlConnection) {
     super(socketFd(lean.socket), P_MYSQL, lean.deprecateEof);
@@ -131,6 +133,13 @@ class NativeMysqlStatement implements PreparedStatement {
         new DbError('fatal', 'PARAM_COUNT', `statement takes ${n} parameters, got ${params?.length ?? 0}`),
       );
     return this.conn.run(this.encoder.encode(params));
+  }
+
+  /** The COM_STMT_EXECUTE packet for a batch; undefined when the parameters do not fit (run() says why). */
+  encode(params?: readonly unknown[]): Uint8Array | undefined {
+    const n = this.encoder.params;
+    if (n > 0 && (params === undefined || params.length !== n)) return undefined;
+    return this.encoder.encode(params);
   }
 
   async close(): Promise<void> {

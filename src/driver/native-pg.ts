@@ -55,6 +55,8 @@ class NativePgConnection extends NativeRequests implements Connection {
   /** The lean client's login: see Connection.connectMs. */
   readonly connectMs: number | undefined;
   private statementSeq = 0;
+  protected readonly batchKind = K_PG;
+  protected readonly batchFlags = F_PG_EXT;
 
   constructor(lean: LeanPgConnection) {
     super(socketFd(lean.socket), P_PG, false);
@@ -161,6 +163,11 @@ class NativePgStatement implements PreparedStatement {
 
   run(params?: readonly unknown[]): Promise<number> {
     return this.conn.runBound(this.head, params);
+  }
+
+  /** Bind + Execute + Sync of this statement for a batch. */
+  encode(params?: readonly unknown[]): Uint8Array {
+    return bindMessage(null, this.head, params, EXEC_SYNC);
   }
 
   close(): Promise<void> {

@@ -43,6 +43,11 @@ export interface PreparedStatement {
    * classified `DbError`.
    */
   runSync?(params?: readonly unknown[]): number;
+  /**
+   * One execution encoded for `Connection.runBatch` (native I/O core only); undefined when the parameters
+   * do not fit, which `run` then reports.
+   */
+  encode?(params?: readonly unknown[]): Uint8Array | undefined;
   close(): Promise<void>;
 }
 
@@ -72,6 +77,12 @@ export interface Connection {
    * Read right after a request settles.
    */
   readonly timedUs?: number | undefined;
+  /**
+   * Run the executions a batch holds (`PreparedStatement.encode`) one after another, each when the one
+   * before is answered, in one call into the native I/O core: see statement-batch.ts. Only connections on
+   * the native core have it.
+   */
+  runBatch?(batch: import('./statement-batch.ts').StatementBatch): Promise<void>;
   /**
    * This connection's own connect and handshake, in milliseconds: from its socket's connect call to the
    * end of the handshake (MySQL's OK after authentication, PostgreSQL's ReadyForQuery; SQLite: opening the

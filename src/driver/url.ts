@@ -188,8 +188,14 @@ function checkConnector(server: string, given: string | undefined, known: readon
   }
 }
 
-/** `?io=native|js`: the load connections' I/O path; native I/O is a part of the `dbsmack` connector. */
+/**
+ * `?io=native|js`: the load connections' I/O path; native I/O is a part of the `dbsmack` connector.
+ * `?batch=on|off`: whether the native core may batch events of one statement (connectors.ts batchingOf).
+ */
 function checkIo(params: Record<string, string>): void {
+  const batch = params.batch;
+  if (batch !== undefined && batch !== 'on' && batch !== 'off')
+    throw new UsageError(`unknown batch setting '${batch}'`, 'use ?batch=on or ?batch=off');
   const io = params.io;
   if (io === undefined) return;
   if (io !== 'native' && io !== 'js')

@@ -2,7 +2,9 @@
  * One benchmark client: its connection, its `ClientContext` for the workload, and its event loop with the
  * error policy (retry, reconnect with back-off, ignore, stop). Runs inside a load worker.
  */
+import { batchingOf } from '../driver/connectors.ts';
 import { asDbError, DbError } from '../driver/errors.ts';
+import { BATCH_MAX, BATCH_OK, StatementBatch } from '../driver/statement-batch.ts';
 import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
 import { nowUs } from '../metrics/clock.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
@@ -11,11 +13,12 @@ import { SeededRandom } from '../seeded-random.ts';
 import type {
   ClientContext,
   ClientHandler,
+  SingleStatement,
   Statement,
   StatementOptions,
   Workload,
 } from '../workload/types.ts';
-import { sleep } from './io.ts';
+import { beforeFlush, sleep } from './io.ts';
 import { CTRL_EVENTS, CTRL_STOP, type RunPlan } from './protocol.ts';
 import type { RateSchedule } from './rate.ts';
 import type { Recorder } from './recorder.ts';
@@ -73,6 +76,38 @@ type FirstTry = typeof OPEN_TX | { error: unknown };
 const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
   e.kind === kind ? e : new DbError(kind, e.code, e.message, e.sqlState);
 
+/**
+ * Statement batches (ClientHandler.single on the native I/O core). Why batches: on the native path what
+ * remained per statement was JavaScript's own machinery (the pump's call into the connection, a promise
+ * resolved, the client's loop resumed, the next statement's encode and submit, the histogram record, the
+ * interval checks: about 40% of the worker's CPU). A batch encodes K events' statements at once, hands them
+ * to the core in one call, and records the K results in one loop when the batch's one promise settles. The
+ * statements still run one at a time on the connection, each timed by the core, each counted; the core
+ * starts none after the batch's deadline (the run's end, the next interval boundary, the end of the
+ * warm-up), and no batch runs longer than BATCH_BUDGET_US plus one statement, so a stop request waits at
+ * most that. K starts at BATCH_FIRST and doubles while a whole batch takes under half the budget; a batch
+ * the budget cut short sets K to what it ran, so that few statements are encoded again (the events it did
+ * not run stay drawn, `pending`, and are the next ones: every event gets the draw of the per-statement
+ * path, which matters to a workload whose draws carry state). At 32 clients a statement takes about 1 ms here, and
+ * K stays near 5; at 1 to 8 clients it grows to tens or hundreds.
+ */
+const BATCH_FIRST = 4;
+const BATCH_BUDGET_US = 5000;
+
+/**
+ * Claim up to `most` of the run's `--events` (the workers' shared count): as many as are left, at most
+ * `most`, 0 when none are. Unlike an add it never takes the count past the limit, so that a batch that
+ * runs fewer than it claimed can give the rest back to whoever goes on.
+ */
+export function claimEvents(ctrl: Int32Array, events: number, most: number): number {
+  for (;;) {
+    const before = Atomics.load(ctrl, CTRL_EVENTS);
+    if (before >= events) return 0;
+    const take = Math.min(most, events - before);
+    if (Atomics.compareExchange(ctrl, CTRL_EVENTS, before, before + take) === before) return take;
+  }
+}
+
 /** Settled promises of the row counts 0…63, shared by every synchronous statement (they cannot change). */
 const SETTLED: readonly Promise<number>[] = Array.from({ length: 64 }, (_, n) => Promise.resolve(n));
 
@@ -108,6 +143,27 @@ export class Client implements ClientContext {
   windows: [number, number][] | undefined;
   /** Whether this client shares its worker's thread with others (a blocking driver must not wait in a call). */
   sharedThread = false;
+  /** The statement batch of this client (closed loop, native core, `single` events); see BATCH_FIRST. */
+  private batch: StatementBatch | undefined;
+  /** Its size for the next batch. */
+  private batchSize = BATCH_FIRST;
+  /** Slot of each statement of the batch. */
+  private readonly batchSlots = new Int32Array(BATCH_MAX);
+  /** The batch is in the core; results before `batchNext` are recorded. */
+  private batchInFlight = false;
+  private batchNext = 0;
+  /** The batch's submit (epoch µs): its results' end times count from it. */
+  private batchT0 = 0;
+  /** The end of the last event recorded (the start of the next). */
+  private batchEventStart = 0;
+  /**
+   * Events drawn for a batch and not run yet (the batch ended early: an error, its budget, a boundary), in
+   * the order drawn: the next events take them before drawing again, the tries after an error too, so every
+   * event gets the draw it gets on the per-statement path (a workload's draws may carry state: a counter).
+   */
+  private readonly pending: SingleStatement[] = [];
+  /** The first pending event cannot join a batch (its statement is not prepared yet): run it on its own. */
+  private unbatchable = false;
 
   constructor(
     w: WorkerState,
@@ -322,6 +378,19 @@ export class Client implements ClientContext {
     let start = nowUs();
     // --stages: the end of the window this client is active in (+∞ without stages)
     let activeUntil = this.windows === undefined ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    // Batches of one-statement events: on the native core only (its connections stay native when they are
+    // opened again), not with stages or a connection per event (those keep the per-statement path).
+    const single =
+      this.conn.runBatch !== undefined &&
+      this.windows === undefined &&
+      handler.connectPerEvent !== true &&
+      batchingOf(this.target)
+        ? handler.single
+        : undefined;
+    if (single !== undefined) {
+      this.batch = new StatementBatch();
+      beforeFlush(() => this.harvest());
+    }
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
       if (start >= w.endAt) break;
@@ -333,9 +402,32 @@ export class Client implements ClientContext {
         if (start >= w.endAt) break;
       }
       this.measuring = start >= w.measureAt;
+      if (single !== undefined && !this.unbatchable && this.conn.runBatch !== undefined) {
+        let most = this.batchSize;
+        if (this.measuring && rounds !== undefined) most = Math.min(most, rounds - done);
+        if (most <= 0) break;
+        // --events: claim up to `most` at once (never past the limit), give back what the batch did not run
+        let claimed = 0;
+        if (this.measuring && events !== undefined) {
+          claimed = claimEvents(ctrl, events, most);
+          if (claimed <= 0) break;
+          most = claimed;
+        }
+        const r = await this.batchEvents(single, most, start);
+        if (claimed > r.ran) Atomics.sub(ctrl, CTRL_EVENTS, claimed - r.ran);
+        if (r.ran > 0) ran++;
+        if (this.measuring) done += r.ran;
+        if (r.stop) break;
+        start = r.end;
+        continue;
+      }
       if (this.measuring) {
         if (rounds !== undefined && done >= rounds) break;
-        if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) break;
+        if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) {
+          // undone, so that the count stays the events claimed (a batch may give some back: see above)
+          Atomics.sub(ctrl, CTRL_EVENTS, 1);
+          break;
+        }
       }
       if (handler.connectPerEvent === true && ran > 0) {
         if (!(await this.freshConnection())) break;
@@ -346,7 +438,7 @@ export class Client implements ClientContext {
       let outcome: 'ok' | 'failed' | 'stop';
       this.attempt = 1;
       try {
-        await handler.event();
+        await this.nextEvent(handler);
         outcome = this.inTx ? await this.runEvent(OPEN_TX) : 'ok';
       } catch (e) {
         outcome = await this.runEvent({ error: e });
@@ -357,6 +449,124 @@ export class Client implements ClientContext {
       this.eventDone(outcome, end - start, end - start, end);
       start = end;
     }
+  }
+
+  /**
+   * Up to `most` events of one statement (`draw`) as one batch on the native core, the first starting at
+   * `start`. Records each statement and each event as the per-statement path does: the statement's time as
+   * the core measured it, each event from the end of the one before (the first from `start`) to its
+   * statement's end. A batch ends at its first error, which then takes the full error policy (runEvent),
+   * as an event's first try that threw. Returns the events run (the failed one included), the end of the
+   * last, and whether the client stops. Runs no batch when the first drawn statement is not prepared yet
+   * (after a connect): that event is run on its own next (`unbatchable`).
+   */
+  private async batchEvents(
+    draw: () => SingleStatement,
+    most: number,
+    start: number,
+  ): Promise<{ ran: number; end: number; stop: boolean }> {
+    const w = this.w;
+    const batch = this.batch as StatementBatch;
+    batch.reset();
+    const pending = this.pending;
+    while (pending.length < most) pending.push(draw());
+    for (let i = 0; i < most; i++) {
+      const e = pending[i] as SingleStatement;
+      const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
+      const bytes = p?.encode?.(e.params);
+      if (bytes === undefined) break; // runs on its own (it prepares the statement), or after this batch
+      batch.add(bytes);
+      this.batchSlots[i] = this.slots[e.statement.id] as number;
+    }
+    if (batch.count === 0) {
+      this.unbatchable = true;
+      return { ran: 0, end: start, stop: false };
+    }
+    const t0 = nowUs();
+    // none started after the deadline, the next interval boundary or (in the warm-up) its end
+    let until = Math.min(w.endAt, w.nextBoundary);
+    if (!this.measuring) until = Math.min(until, w.measureAt);
+    batch.budgetUs = Math.max(0, Math.min(until - t0, BATCH_BUDGET_US));
+    this.batchT0 = t0;
+    this.batchNext = 0;
+    this.batchEventStart = start;
+    this.batchInFlight = true;
+    await (this.conn as Required<Connection>).runBatch(batch);
+    this.batchInFlight = false;
+    const n = batch.done;
+    if (n === pending.length) pending.length = 0;
+    else pending.splice(0, n);
+    const failed = batch.error !== undefined;
+    const ok = failed ? n - 1 : n;
+    for (let i = this.batchNext; i < ok; i++) this.recordBatched(batch, i, true);
+    this.batchNext = ok;
+    const ran = ok;
+    let end = this.batchEventStart;
+    if (!failed) {
+      // the size of the next: doubled while whole batches are short, what fitted when the budget cut one
+      const took = n > 0 ? batch.endUs(n - 1) : 0;
+      if (n === batch.count) {
+        if (took < BATCH_BUDGET_US / 2) this.batchSize = Math.min(BATCH_MAX, 2 * this.batchSize);
+      } else if (took >= batch.budgetUs && batch.budgetUs === BATCH_BUDGET_US)
+        this.batchSize = Math.max(1, n);
+      return { ran, end, stop: false };
+    }
+    // The statement that failed: counted as the per-statement path counts it, then the error policy.
+    this.statementFailed(this.batchSlots[ok] as number);
+    this.attempt = 1;
+    const outcome = await this.runEvent({ error: batch.error });
+    if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
+    end = nowUs();
+    this.eventDone(outcome, end - this.batchEventStart, end - this.batchEventStart, end);
+    return { ran: ran + 1, end, stop: false };
+  }
+
+  /** The next event: a pending one drawn for a batch, else the workload's. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: what ClientHandler.event returns (a synchronous event: void)
+  private nextEvent(handler: ClientHandler): Promise<unknown> | void {
+    if (this.pending.length === 0) return handler.event();
+    const e = this.pending.shift() as SingleStatement;
+    this.unbatchable = false;
+    return this.run(e.statement, e.params);
+  }
+
+  /**
+   * Record statement i of the batch and its event. `flushes`: an interval boundary it crossed is flushed
+   * first, as statementDone does; not when harvesting (a flush is under way).
+   */
+  private recordBatched(batch: StatementBatch, i: number, flushes: boolean): void {
+    const w = this.w;
+    const end = this.batchT0 + batch.endUs(i);
+    if (this.measuring) {
+      if (flushes && end >= w.nextBoundary) w.flush(end);
+      w.recorder.record(this.batchSlots[i] as number, batch.latencyUs(i), batch.value(i));
+      this.stats.queries++;
+      const us = end - this.batchEventStart;
+      this.stats.busyUs += us;
+      this.stats.events++;
+      w.recorder.recordEvent(us);
+    } else {
+      w.warmup.queries++;
+      w.warmup.events++;
+    }
+    this.batchEventStart = end;
+  }
+
+  /**
+   * Before an interval flush (io.ts beforeFlush): record the statements of the batch in flight that
+   * completed before the boundary, so that they count in the interval they ended in.
+   */
+  private harvest(): void {
+    if (!this.batchInFlight) return;
+    const batch = this.batch as StatementBatch;
+    const boundary = this.w.nextBoundary;
+    let i = this.batchNext;
+    const n = batch.done;
+    while (i < n && batch.status(i) === BATCH_OK && this.batchT0 + batch.endUs(i) < boundary) {
+      this.recordBatched(batch, i, false);
+      i++;
+    }
+    this.batchNext = i;
   }
 
   /**
@@ -512,7 +722,7 @@ export class Client implements ClientContext {
     for (let attempt = 1; ; attempt++) {
       try {
         this.attempt = attempt;
-        if (attempt > 1 || first === undefined) await handler.event();
+        if (attempt > 1 || first === undefined) await this.nextEvent(handler);
         else if (first !== OPEN_TX) throw first.error;
         if (this.inTx) {
           // A workload that leaves a transaction open would hold locks across events; close it.

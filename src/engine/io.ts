@@ -4,9 +4,21 @@
  * timer a client sets (a workload's `ctx.sleep`, a rate-mode arrival) is announced to the core, which then
  * does not block past it. Statement times come from `Connection.timedUs` (read in `client.ts`). On the
  * JavaScript path this is a plain timer. And the core hands its completions over in batches, so a worker's
- * interval flush waits until every client has reacted to the batch (`batchedFlush`).
+ * interval flush waits until every client has reacted to the batch (`batchedFlush`), and first takes in
+ * what the clients' statement batches in flight have completed (`beforeFlush`).
  */
 import { noteWake, setBatchHooks } from '../driver/native-core.ts';
+
+/**
+ * Called before every interval flush: a client whose statement batch is in flight on the native core
+ * (client.ts) records the statements of it that completed before the boundary, so that they count in the
+ * interval they ended in rather than in the next (each statement's end time decides its interval).
+ */
+const harvesters: (() => void)[] = [];
+
+export function beforeFlush(harvest: () => void): void {
+  harvesters.push(harvest);
+}
 
 export function sleep(ms: number): Promise<void> {
   noteWake(Date.now() + ms);
@@ -22,6 +34,11 @@ export function sleep(ms: number): Promise<void> {
 export function batchedFlush(flush: (now: number) => void, now: () => number): (now: number) => void {
   let inBatch = false;
   let due = false;
+  harvesters.length = 0; // a new run's worker state: its clients register again
+  const flushNow = (t: number): void => {
+    for (const h of harvesters) h();
+    flush(t);
+  };
   setBatchHooks({
     begin: () => {
       inBatch = true;
@@ -30,12 +47,12 @@ export function batchedFlush(flush: (now: number) => void, now: () => number): (
       inBatch = false;
       if (due) {
         due = false;
-        flush(now());
+        flushNow(now());
       }
     },
   });
   return (t: number) => {
     if (inBatch) due = true;
-    else flush(t);
+    else flushNow(t);
   };
 }

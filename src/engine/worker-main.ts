@@ -189,8 +189,10 @@ async function onStart(m: StartMessage): Promise<void> {
   while (nowUs() < m.startAt) {
     // spin for the last millisecond
   }
-  // Async drivers leave the event loop free between statements: flush idle intervals on a timer too.
-  const timer = setInterval(() => flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
+  // Async drivers leave the event loop free between statements: flush idle intervals on a timer too
+  // (through s.flush, which waits for the native core's batch of completions and takes in the statement
+  // batches in flight first: io.ts).
+  const timer = setInterval(() => s.flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
   // each client that leaves its loop tells the main thread, whose grace for the run's end runs again
   await Promise.all(owned.map((c) => c.loop().finally(() => Atomics.add(s.ctrl, CTRL_LEFT, 1))));
   clearInterval(timer);

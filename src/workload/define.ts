@@ -1,4 +1,4 @@
-import type { Workload } from './types.ts';
+import type { ClientContext, ClientHandler, SingleStatement, Workload } from './types.ts';
 
 /**
  * Define a workload. The built-in workloads use this very function; a user's module does the same and
@@ -18,4 +18,26 @@ import type { Workload } from './types.ts';
  */
 export function defineWorkload(w: Workload): Workload {
   return w;
+}
+
+/**
+ * The client handler of an event that is one statement: `draw()` picks the event's statement and
+ * parameters, and the event runs it. The engine may then run many such events in one call into the native
+ * I/O core (see `ClientHandler.single`); either way every event draws the same and counts the same.
+ *
+ * ```ts
+ * client(ctx) {
+ *   const get = ctx.statement('get', 'SELECT v FROM kv WHERE k = ?');
+ *   return oneStatement(ctx, () => ({ statement: get, params: [ctx.random.int(1, 1000)] }));
+ * }
+ * ```
+ */
+export function oneStatement(ctx: ClientContext, draw: () => SingleStatement): ClientHandler {
+  return {
+    event: () => {
+      const e = draw();
+      return ctx.run(e.statement, e.params);
+    },
+    single: draw,
+  };
 }

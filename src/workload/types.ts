@@ -78,6 +78,15 @@ export interface ClientHandler {
   // biome-ignore lint/suspicious/noConfusingVoidType: a synchronous event function returns nothing (void)
   event(): Promise<unknown> | void;
   /**
+   * Says that every event is exactly one declared statement with per-event parameters: `single()` draws the
+   * event's statement and parameters (the same draws, in the same order, as `event()`, which must then be
+   * `ctx.run(statement, params)` of them; `oneStatement()` builds both from one function). With it the
+   * engine may run many events in one call into the native I/O core (a batch: closed loop only, statements
+   * still one at a time on the connection, each timed and recorded; see the README's I/O path). Without
+   * it, or where batches do not apply, `event()` runs.
+   */
+  single?(): SingleStatement;
+  /**
    * This client's own number of events when the run is limited by rounds (a smack client type's
    * `set_num_rounds`); the client stops at the smaller of this and the run's `--rounds`.
    */
@@ -102,6 +111,12 @@ export interface ClientHandler {
   /** Open a new connection for every event (pgbench -C); closing and opening it are timed apart from the event. */
   connectPerEvent?: boolean;
   close?(): Promise<void> | void;
+}
+
+/** What `ClientHandler.single` draws for one event: the statement and its parameters. */
+export interface SingleStatement {
+  readonly statement: Statement;
+  readonly params?: readonly unknown[] | undefined;
 }
 
 /** What the engine does after an error in an event (see `ClientHandler.onError`). */

@@ -15,6 +15,8 @@ export default defineWorkload({
   client(ctx) {
     const stmt = ctx.statement('select1', 'SELECT 1', { prepare: ctx.options.prepared as boolean });
     // The statement's own promise is the event's: no async frame of its own (this is the overhead probe).
-    return { event: () => ctx.run(stmt) };
+    // `single` lets the engine batch the events on the native I/O core (ClientHandler.single).
+    const one = { statement: stmt };
+    return { event: () => ctx.run(stmt), single: () => one };
   },
 });

@@ -10,6 +10,7 @@ import {
   distributionFromOptions,
   PAD_TEMPLATE,
   randomString,
+  type SingleStatement,
   type Statement,
 } from '../../index.ts';
 import { asOltp, type OltpOptions } from './options.ts';
@@ -116,6 +117,21 @@ export class OltpClient {
       await this.ctx.run(del, [id]);
       await this.ctx.run(ins, [id, k, c, pad]);
     }
+  }
+
+  /**
+   * The statement and parameters of an event of one statement, drawn as the functions above draw them
+   * (the table first, then the values): for `ClientHandler.single`, which lets the engine batch them.
+   */
+  point(key: 'point_selects' | 'index_updates' | 'deletes'): SingleStatement {
+    const t = this.tableNum();
+    return { statement: this.stmt(t, key), params: [this.getId(1, this.o.table_size)] };
+  }
+
+  nonIndexUpdate(): SingleStatement {
+    const t = this.tableNum();
+    const c = randomString(this.ctx.random, C_TEMPLATE);
+    return { statement: this.stmt(t, 'non_index_updates'), params: [c, this.getId(1, this.o.table_size)] };
   }
 
   async deleteOne(): Promise<void> {

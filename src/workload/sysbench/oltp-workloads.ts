@@ -9,6 +9,7 @@ import {
   distributionFromOptions,
   PAD_TEMPLATE,
   randomString,
+  type SingleStatement,
   uniqueSequence,
   type Workload,
 } from '../../index.ts';
@@ -23,6 +24,7 @@ function oltp(
   keys: readonly (typeof STATEMENT_TYPES)[number][],
   event: (c: OltpClient) => Promise<void>,
   extra: Partial<Workload> = {},
+  single?: (c: OltpClient) => (() => SingleStatement) | undefined,
 ): Workload {
   return defineWorkload({
     name,
@@ -34,7 +36,8 @@ function oltp(
     client(ctx) {
       const onError = sysbenchOnError(ctx.driver, ctx.options);
       const c = new OltpClient(ctx, keys);
-      return { event: () => event(c), ...(onError ? { onError } : {}) };
+      const one = single?.(c);
+      return { event: () => event(c), ...(onError ? { onError } : {}), ...(one ? { single: one } : {}) };
     },
     ...extra,
   });
@@ -78,15 +81,34 @@ export const oltpPointSelect = oltp(
   ['point_selects'],
   // sysbench forces one query per event here, whatever --point-selects says
   (c) => c.pointSelects(1),
+  {},
+  (c) => () => c.point('point_selects'),
 );
 
-export const oltpUpdateIndex = oltp('oltp_update_index', ['index_updates'], (c) => c.indexUpdates());
-
-export const oltpUpdateNonIndex = oltp('oltp_update_non_index', ['non_index_updates'], (c) =>
-  c.nonIndexUpdates(),
+export const oltpUpdateIndex = oltp(
+  'oltp_update_index',
+  ['index_updates'],
+  (c) => c.indexUpdates(),
+  {},
+  // one statement per event when --index-updates is 1 (the default)
+  (c) => (c.o.index_updates === 1 ? () => c.point('index_updates') : undefined),
 );
 
-export const oltpDelete = oltp('oltp_delete', ['deletes'], (c) => c.deleteOne());
+export const oltpUpdateNonIndex = oltp(
+  'oltp_update_non_index',
+  ['non_index_updates'],
+  (c) => c.nonIndexUpdates(),
+  {},
+  (c) => (c.o.non_index_updates === 1 ? () => c.nonIndexUpdate() : undefined),
+);
+
+export const oltpDelete = oltp(
+  'oltp_delete',
+  ['deletes'],
+  (c) => c.deleteOne(),
+  {},
+  (c) => () => c.point('deletes'),
+);
 
 /**
  * sysbench's oltp_insert: one text INSERT per event. With --auto-inc off, prepare creates empty tables and

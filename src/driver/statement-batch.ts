@@ -1,0 +1,85 @@
+/**
+ * A batch of statements for the native I/O core (`Connection.runBatch`): the encoded statements one after
+ * another in one buffer, where each starts, and the array the core writes each statement's result into as
+ * it completes. The engine fills it for an event that is one statement (`ClientHandler.single`), the
+ * connection submits it as one call, and the engine records the results in a tight loop; the statements
+ * still run one at a time on the connection, each timed by the core where its bytes are sent and received.
+ */
+import type { DbError } from './errors.ts';
+
+/** The most statements in one batch (the engine's adaptive size stays below it). */
+export const BATCH_MAX = 256;
+
+/** Result status of one statement (as the core's completions). */
+export const BATCH_OK = 0;
+
+export class StatementBatch {
+  /** The encoded statements, `bytes[offsets[i], offsets[i + 1])` for statement i. */
+  bytes: Buffer = Buffer.allocUnsafe(8192);
+  readonly offsets = new Uint32Array(BATCH_MAX + 1);
+  /** Statements in the batch. */
+  count = 0;
+  /**
+   * Written by the core: `[0]` the statements with a result so far, then per statement [status, value
+   * (rows or affected rows), latencyUs (sent to received), endUs (from the submit)].
+   */
+  readonly results = new Float64Array(1 + 4 * BATCH_MAX);
+  /** No statement is started once this many µs have passed since the submit. */
+  budgetUs = 0;
+  /** The error the batch ended with: that of its last statement with a result (undefined: none). */
+  error: DbError | undefined;
+
+  /** Empty it for the next batch. */
+  reset(): void {
+    this.count = 0;
+    this.error = undefined;
+    this.results[0] = 0;
+  }
+
+  /** Append one encoded statement (copied: it may be a view of an encoder's shared buffer). */
+  add(packet: Uint8Array): void {
+    if (this.count >= BATCH_MAX) throw new Error(`a batch holds at most ${BATCH_MAX} statements`);
+    const at = this.offsets[this.count] as number;
+    const end = at + packet.length;
+    if (end > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(end, 2 * this.bytes.length));
+      this.bytes.copy(grown, 0, 0, at);
+      this.bytes = grown;
+    }
+    this.bytes.set(packet, at);
+    this.count++;
+    this.offsets[this.count] = end;
+  }
+
+  /** Statements with a result (the core's count; during the batch, those completed so far). */
+  get done(): number {
+    return this.results[0] as number;
+  }
+
+  status(i: number): number {
+    return this.results[1 + 4 * i] as number;
+  }
+
+  value(i: number): number {
+    return this.results[2 + 4 * i] as number;
+  }
+
+  latencyUs(i: number): number {
+    return this.results[3 + 4 * i] as number;
+  }
+
+  /** When statement i's response was complete, in µs after the submit. */
+  endUs(i: number): number {
+    return this.results[4 + 4 * i] as number;
+  }
+
+  /** The batch could not be sent (the connection was gone before): its first statement fails with `error`. */
+  failFirst(status: number, error: DbError): void {
+    this.results[0] = 1;
+    this.results[1] = status;
+    this.results[2] = 0;
+    this.results[3] = 0;
+    this.results[4] = 0;
+    this.error = error;
+  }
+}

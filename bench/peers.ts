@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
 import {
   countRows,
+  ensureDatabase,
   ensureSbtest,
   must,
   type Sample as PeerSample,
@@ -154,6 +155,7 @@ function bareSqlite(file: string): Sample {
 
 function ensurePgbench(url: string): void {
   const t = parseTarget(url);
+  ensureDatabase(t);
   if (countRows(t, 'pgbench_accounts') === 100_000) return;
   console.error(`preparing pgbench tables (scale 1) in ${t.redactedUrl}`);
   const r = spawnSync('pgbench', ['-i', '-s', '1', '-q', ...pgConn(t), t.database ?? 'test'], {

@@ -13,10 +13,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
-import { cliSql } from './tools.ts';
+import { ensureDatabase } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
@@ -73,17 +72,6 @@ function dbsmackQps(workload: string, url: string, n: number): number {
   if (r.status !== 0) throw new Error(`dbsmack ${workload} failed:\n${r.stderr}`);
   const res = JSON.parse(r.stdout) as { sysbench: { total: number }; elapsed_s: number };
   return res.sysbench.total / res.elapsed_s;
-}
-
-/** Create the target's database when it is missing (through the mysql/psql clients). */
-function ensureDatabase(t: Target): void {
-  const db = t.database;
-  if (!db || !/^\w+$/.test(db))
-    throw new Error(`${t.redactedUrl}: name a database of plain letters, digits and _`);
-  if (t.driver === 'mysql') cliSql(t, `CREATE DATABASE IF NOT EXISTS \`${db}\``, '');
-  else if (cliSql(t, `SELECT 1 FROM pg_database WHERE datname = '${db}'`, 'postgres') !== '1') {
-    cliSql(t, `CREATE DATABASE "${db}"`, 'postgres');
-  }
 }
 
 const rows: string[][] = [];

@@ -102,8 +102,20 @@ export function countRows(t: Target, table: string): number {
   }
 }
 
+/** Create the target's database when it is missing (through the mysql/psql clients). */
+export function ensureDatabase(t: Target): void {
+  const db = t.database;
+  if (!db || !/^\w+$/.test(db))
+    throw new Error(`${t.redactedUrl}: name a database of plain letters, digits and _`);
+  if (t.driver === 'mysql') cliSql(t, `CREATE DATABASE IF NOT EXISTS \`${db}\``, '');
+  else if (cliSql(t, `SELECT 1 FROM pg_database WHERE datname = '${db}'`, 'postgres') !== '1') {
+    cliSql(t, `CREATE DATABASE "${db}"`, 'postgres');
+  }
+}
+
 /** Make sbtest1 with `size` rows through sysbench (cleanup, prepare) unless it is already there. */
 export function ensureSbtest(t: Target, size: number): void {
+  ensureDatabase(t);
   if (countRows(t, 'sbtest1') === size) return;
   console.error(`preparing sbtest1 (${size} rows) in ${t.redactedUrl}`);
   const base = ['oltp_point_select', ...sysbenchDbArgs(t), '--tables=1', `--table-size=${size}`];

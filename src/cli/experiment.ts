@@ -46,7 +46,12 @@ import {
   settingWords,
 } from './experiment-plan.ts';
 import { readVariables, redactCommand, runServerCommand, waitForServer } from './experiment-server.ts';
-import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
+import {
+  addHistoryOptions,
+  checkHistoryPath,
+  historyWriteWarning,
+  openHistoryForWrite,
+} from './history-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { seconds } from './parse.ts';
 import { installSignals, type ResolvedWorkload, type RunOptions, resolveWorkload } from './run.ts';
@@ -387,9 +392,7 @@ export class ExperimentRecorder {
       const { sweepId } = history.addSweepRun(known, sweep, run.result, run.repeat);
       arm.history = { path: history.path, sweep: sweepId };
     } catch (e) {
-      this.log(
-        `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
-      );
+      this.log(historyWriteWarning(history, e));
       history.close();
       this.history = undefined;
       this.historyFailed = true;

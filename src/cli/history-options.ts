@@ -53,6 +53,11 @@ export function openHistoryForWrite(history: string | boolean | undefined): Hist
  * this version can write; a new one needs a writable directory. `--history PATH` and `$DBSMACK_HISTORY`
  * name a file whose directory must exist; the default's directories are created when needed.
  */
+/** The warning a sweep or an experiment gives when its history cannot be written any more: it goes on without. */
+export function historyWriteWarning(history: History, e: unknown): string {
+  return `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`;
+}
+
 export function checkHistoryPath(history: string | boolean | undefined): void {
   const file = historyPathFrom(history);
   if (file === undefined) return;

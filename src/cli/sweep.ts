@@ -24,7 +24,12 @@ import { readJsonFile } from '../store/documents.ts';
 import type { History } from '../store/history.ts';
 import type { ExitSink } from './command.ts';
 import { helpDefault, workloadHelp } from './help.ts';
-import { addHistoryOptions, checkHistoryPath, openHistoryForWrite } from './history-options.ts';
+import {
+  addHistoryOptions,
+  checkHistoryPath,
+  historyWriteWarning,
+  openHistoryForWrite,
+} from './history-options.ts';
 import { type MetricsSession, openMetrics } from './metrics-options.ts';
 import { checkOutputFile, say, writeResultFile } from './output.ts';
 import { positiveInt, seconds } from './parse.ts';
@@ -297,9 +302,7 @@ export class SweepRecorder {
         else if (this.sweepId !== undefined) history.updateSweep(this.sweepId, doc);
         if (this.sweepId !== undefined) doc.history = { path: history.path, sweep: this.sweepId };
       } catch (e) {
-        this.log(
-          `dbsmack: warning: the history ${history.path} cannot be written, going on without it: ${(e as Error).message}`,
-        );
+        this.log(historyWriteWarning(history, e));
         history.close();
         this.history = undefined;
         this.historyFailed = true;

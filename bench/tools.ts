@@ -19,13 +19,18 @@ export interface Sample {
 }
 
 /** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
-export function timed(cmd: string, args: string[]): { stdout: string; stderr: string; cpuS: number } {
+export function timed(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { stdout: string; stderr: string; cpuS: number } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-bench-'));
   const tfile = path.join(dir, 'time');
   try {
     const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', tfile, cmd, ...args], {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
+      env,
     });
     if (r.status !== 0)
       throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);

@@ -1,0 +1,124 @@
+/**
+ * Two builds of dbsmack against each other, A B pairs in turn (then B A, so the arm that runs second is not
+ * always the same): "does this change cost anything?" for a refactoring or an optimisation.
+ *
+ *   node --import tsx bench/builds.ts --a /path/to/old/checkout --b . [--workload oltp_point_select]
+ *        [--db URL,URL] [--clients 1,8] [--time 5] [--pairs 3] [--table-size 100000]
+ *        [--env-a K=V,…] [--env-b K=V,…]
+ *
+ * Each checkout must be built (`npm run build`: its bin/dbsmack.js runs dist/). The workload's tables must be
+ * there (`dbsmack prepare WORKLOAD --db URL --table-size N`). For each URL and client count it prints every
+ * pair's B/A ratio of queries per second and of client CPU per query, both over the measured part (the
+ * RunResult's `totals.qps` and `client_cpu`), and of the whole process's CPU per query by the kernel's
+ * accounting (start-up included), then the median of each ratio. On a shared 2-core machine the pairs differ by
+ * 5–15%: only a median well away from 1 over several pairs says something.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { RunResult } from '../src/metrics/run-result.ts';
+import { timed } from './tools.ts';
+
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: '.' },
+    workload: { type: 'string', default: 'oltp_point_select' },
+    db: {
+      type: 'string',
+      default: 'mysql://root@127.0.0.1:3306/dbsmack_perf,postgres://root@127.0.0.1:5432/dbsmack_perf',
+    },
+    clients: { type: 'string', default: '1,8' },
+    time: { type: 'string', default: '5' },
+    pairs: { type: 'string', default: '3' },
+    'table-size': { type: 'string', default: '100000' },
+    'env-a': { type: 'string', default: '' },
+    'env-b': { type: 'string', default: '' },
+  },
+});
+if (values.a === undefined) {
+  console.error('bench/builds.ts: --a CHECKOUT is needed (the build to compare against)');
+  process.exit(2);
+}
+
+const envOf = (spec: string): Record<string, string> =>
+  Object.fromEntries(
+    spec
+      .split(',')
+      .filter((s) => s.includes('='))
+      .map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
+  );
+const arms = [
+  { name: 'A', bin: path.resolve(values.a, 'bin', 'dbsmack.js'), env: envOf(values['env-a']) },
+  { name: 'B', bin: path.resolve(values.b, 'bin', 'dbsmack.js'), env: envOf(values['env-b']) },
+];
+
+interface Figures {
+  qps: number;
+  cpuUs: number;
+  wholeUs: number;
+}
+
+function once(arm: (typeof arms)[number], url: string, clients: number): Figures {
+  const r = timed(
+    process.execPath,
+    [
+      arm.bin,
+      'run',
+      values.workload,
+      '--db',
+      url,
+      '--table-size',
+      values['table-size'],
+      '--clients',
+      String(clients),
+      '--time',
+      values.time,
+      '--format',
+      'json',
+      '--no-history',
+    ],
+    { ...process.env, ...arm.env },
+  );
+  const res = JSON.parse(r.stdout) as RunResult;
+  const q = res.totals.queries;
+  const cpu = res.client_cpu;
+  return {
+    qps: res.totals.qps,
+    cpuUs: cpu ? (1e6 * (cpu.user_s + cpu.system_s)) / q : Number.NaN,
+    wholeUs: (1e6 * r.cpuS) / q,
+  };
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const f2 = (v: number): string => v.toFixed(2);
+
+console.log(
+  `# B/A: B = ${values.b} ${values['env-b']}, A = ${values.a} ${values['env-a']}; ${values.workload}`,
+);
+console.log('target\tclients\tpair\tA q/s\tB q/s\tq/s B/A\tcpu/q B/A (measured)\tcpu/q B/A (whole)');
+for (const url of values.db.split(',')) {
+  for (const clients of values.clients.split(',').map(Number)) {
+    const ratios = { qps: [] as number[], cpu: [] as number[], whole: [] as number[] };
+    for (let i = 0; i < Number(values.pairs); i++) {
+      // A B, then B A: the second arm of a pair runs on a machine the first has warmed
+      const order = i % 2 === 0 ? arms : [...arms].reverse();
+      const got = new Map(order.map((arm) => [arm.name, once(arm, url, clients)]));
+      const a = got.get('A') as Figures;
+      const b = got.get('B') as Figures;
+      ratios.qps.push(b.qps / a.qps);
+      ratios.cpu.push(b.cpuUs / a.cpuUs);
+      ratios.whole.push(b.wholeUs / a.wholeUs);
+      console.log(
+        `${url.split(':')[0]}\t${clients}\t${i + 1}${order[0]?.name}\t${Math.round(a.qps)}\t${Math.round(b.qps)}\t` +
+          `${f2(b.qps / a.qps)}\t${f2(b.cpuUs / a.cpuUs)}\t${f2(b.wholeUs / a.wholeUs)}`,
+      );
+    }
+    console.log(
+      `${url.split(':')[0]}\t${clients}\tmedian\t\t\t${f2(median(ratios.qps))}\t${f2(median(ratios.cpu))}\t${f2(median(ratios.whole))}`,
+    );
+  }
+}

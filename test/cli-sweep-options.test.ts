@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Command } from '@commander-js/extra-typings';
-import { buildProgram, runInvocation } from '../src/cli/main.ts';
+import { buildProgram } from '../src/cli/main.ts';
+import { runInvocation } from '../src/cli/run.ts';
 import { parseClientList, registerSweep, schedule } from '../src/cli/sweep.ts';
 import { UsageError } from '../src/errors.ts';
 
@@ -26,7 +27,7 @@ test('runs are grouped by client count, or interleaved across them', () => {
   ]);
 });
 
-test('sweep accepts every option of run, including ones added to run later (such as --rate)', () => {
+test('sweep accepts every option of run, including ones added to run later (such as --rate)', async () => {
   const program = new Command();
   program.command('run').option('--rate <n>', 'events per second').option('--events <e>', 'limit');
   registerSweep(program, () => {}, runInvocation);
@@ -35,7 +36,7 @@ test('sweep accepts every option of run, including ones added to run later (such
   assert.ok(longs.includes('--rate'));
   assert.ok(longs.includes('--events'));
   // and the real program: sweep has run's options but its own --clients
-  const real = buildProgram().commands.find((c) => c.name() === 'sweep')!;
+  const real = (await buildProgram()).commands.find((c) => c.name() === 'sweep')!;
   const names = real.options.map((o) => o.long);
   for (const n of [
     '--db',

@@ -8,6 +8,7 @@ import {
   type Histogram,
   initHistograms,
   mergingHistogram,
+  type RecordingHistogram,
   recordingHistogram,
 } from '../src/metrics/histogram.ts';
 import type { MeasurePlan } from '../src/metrics/outcome.ts';
@@ -93,7 +94,7 @@ function done(
 }
 
 /** A recorded histogram as the engine receives it: encoded, decoded, merged into an empty one. */
-function sent(h: Histogram): Histogram {
+function sent(h: RecordingHistogram): Histogram {
   const m = mergingHistogram();
   m.add(decodeHistogram(encodeHistogram(h)));
   return m;

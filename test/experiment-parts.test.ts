@@ -15,7 +15,7 @@ import { buildProgram } from '../src/cli/main.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { UsageError } from '../src/errors.ts';
 
-const SPECS = runOptionSpecs(buildProgram());
+const SPECS = runOptionSpecs(await buildProgram());
 const PLAN = `name: parts
 workload: select1
 clients: [1]

@@ -17,7 +17,7 @@ import {
 import { redactCommand } from '../src/cli/experiment-server.ts';
 import { buildProgram } from '../src/cli/main.ts';
 
-const SPECS = runOptionSpecs(buildProgram());
+const SPECS = runOptionSpecs(await buildProgram());
 const parse = (text: string) => parsePlanText('plan.yaml', text, SPECS);
 
 const GOOD = `name: t

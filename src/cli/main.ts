@@ -9,35 +9,92 @@
  * the tests, the other commands and the documents already import and cite. Each exports `registerX` (the
  * command and its options) and an action that returns its exit code; see command.ts for how that code
  * reaches `main`. Nothing in cli/ is module-level state: what the commands share is passed to them.
+ * main.ts imports the command files lazily (`COMMANDS`): a command line that names its command loads only
+ * that file (and run.ts for the commands that copy run's options); `--help`, `help` and the rest load all.
  */
 import { Command, CommanderError } from '@commander-js/extra-typings';
 import { redactSecrets } from '../driver/redact.ts';
 import { EXIT, UserError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { registerCapacity } from './capacity.ts';
 import type { ExitSink } from './command.ts';
-import { registerCompare } from './compare.ts';
-import { registerExperiment } from './experiment.ts';
-import { registerGenData } from './gen-data.ts';
 import { helpConfig } from './help.ts';
-import { registerHistory } from './history.ts';
-import { registerList } from './list.ts';
 import { fsReason, isSystemError } from './output.ts';
-import { registerPgbench } from './pgbench.ts';
-import { registerPrepare } from './prepare.ts';
-import { registerReport } from './report.ts';
-import { registerRun, runInvocation } from './run.ts';
-import { registerShow } from './show.ts';
-import { registerSweep } from './sweep.ts';
 
-/** run's option mapper lives in run.ts; it is handed from here to the commands that copy run's options. */
-export { runInvocation };
+/** What a command file exports to define its command(s) on the program. */
+type Register = (program: Command, exit: ExitSink) => void;
+
+/** Load run.ts's option mapper for the commands that copy run's options. */
+const runInvocation = async () => (await import('./run.ts')).runInvocation;
+
+/** A command of the program: the names it answers to (a file may define two) and a loader of its file. */
+export interface CommandEntry {
+  readonly names: readonly string[];
+  readonly load: () => Promise<Register>;
+  /** It copies run's options from the program's `run` command, which must be defined before it. */
+  readonly copiesRun?: true;
+}
+
+const RUN: CommandEntry = { names: ['run'], load: async () => (await import('./run.ts')).registerRun };
 
 /**
- * The program with every command. The action that commander runs hands its exit code to `exit` (none:
- * the code is dropped, as a test that only looks at the commands wants).
+ * Every command, in the order `--help` lists them. The files are imported only when wanted, so that
+ * `dbsmack run` does not compile the modules of sweep, report, experiment… before its first query (about
+ * 50 ms of CPU).
  */
-export function buildProgram(exit: ExitSink = () => {}): Command {
+export const COMMANDS: readonly CommandEntry[] = [
+  RUN,
+  { names: ['prepare', 'cleanup'], load: async () => (await import('./prepare.ts')).registerPrepare },
+  { names: ['gen-data'], load: async () => (await import('./gen-data.ts')).registerGenData },
+  // sweeps, history and comparisons; these copy run's options
+  {
+    names: ['sweep'],
+    load: async () => {
+      const [{ registerSweep }, inv] = await Promise.all([import('./sweep.ts'), runInvocation()]);
+      return (program, exit) => registerSweep(program, exit, inv);
+    },
+    copiesRun: true,
+  },
+  {
+    names: ['experiment'], // experiment plans (issue 15)
+    load: async () => {
+      const [{ registerExperiment }, inv] = await Promise.all([import('./experiment.ts'), runInvocation()]);
+      return (program, exit) => registerExperiment(program, exit, inv);
+    },
+    copiesRun: true,
+  },
+  {
+    names: ['capacity'], // the highest rate that holds an SLO (issue 19)
+    load: async () => {
+      const [{ registerCapacity }, inv] = await Promise.all([import('./capacity.ts'), runInvocation()]);
+      return (program, exit) => registerCapacity(program, exit, inv);
+    },
+    copiesRun: true,
+  },
+  { names: ['history'], load: async () => (await import('./history.ts')).registerHistory },
+  { names: ['show'], load: async () => (await import('./show.ts')).registerShow },
+  { names: ['compare'], load: async () => (await import('./compare.ts')).registerCompare },
+  { names: ['report'], load: async () => (await import('./report.ts')).registerReport }, // reports (issue 8)
+  { names: ['pgbench'], load: async () => (await import('./pgbench.ts')).registerPgbench }, // issue 16
+  { names: ['list'], load: async () => (await import('./list.ts')).registerList },
+];
+
+/**
+ * The command a command line runs when it names one outright (only `--debug` before it), else undefined
+ * (no command, `help`, a misspelt one, `--help`, `--version`): then the program needs every command.
+ */
+export function commandOf(argv: readonly string[]): CommandEntry | undefined {
+  const word = argv.find((a) => a !== '--debug');
+  return word === undefined ? undefined : COMMANDS.find((c) => c.names.includes(word));
+}
+
+/**
+ * The program with every command, or with only `only` (and run before it when it copies run's options):
+ * what `main` builds for a command line that names its command, whose help, options and errors read the
+ * same either way. The action that
+ * commander runs hands its exit code to `exit` (none: the code is dropped, as a test that only looks at
+ * the commands wants).
+ */
+export async function buildProgram(exit: ExitSink = () => {}, only?: CommandEntry): Promise<Command> {
   const program = new Command()
     .name('dbsmack')
     .description(
@@ -59,20 +116,9 @@ export function buildProgram(exit: ExitSink = () => {}): Command {
             .trimEnd()}\n`,
         ),
     });
-
-  registerRun(program, exit);
-  registerPrepare(program, exit); // prepare and cleanup
-  registerGenData(program, exit);
-  // sweeps, history and comparisons; these copy run's options, so they come after run
-  registerSweep(program, exit, runInvocation);
-  registerExperiment(program, exit, runInvocation); // experiment plans (issue 15)
-  registerCapacity(program, exit, runInvocation); // the highest rate that holds an SLO (issue 19)
-  registerHistory(program, exit);
-  registerShow(program, exit);
-  registerCompare(program, exit);
-  registerReport(program, exit); // report: HTML/Markdown/SVG/PNG reports (issue 8)
-  registerPgbench(program, exit); // pgbench's command line (issue 16)
-  registerList(program, exit);
+  const wanted = only === undefined ? COMMANDS : only.copiesRun ? [RUN, only] : [only];
+  const registers = await Promise.all(wanted.map((c) => c.load()));
+  for (const register of registers) register(program, exit);
   return program;
 }
 
@@ -118,9 +164,10 @@ export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug');
   let code: number = EXIT.ok;
   try {
-    await buildProgram((c) => {
+    const program = await buildProgram((c) => {
       code = c;
-    }).parseAsync(argv, { from: 'user' });
+    }, commandOf(argv));
+    await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
     return fail(e, debug);

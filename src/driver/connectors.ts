@@ -1,7 +1,9 @@
 /**
  * Which client a connection uses. The load clients take the URL's `?connector=` or the default below,
  * chosen by measurement (`bench/peers.ts`); every other connection (set-up, probes, admin) uses the
- * library client of its family, because those read typed rows and run rarely. Kept free of the client
+ * library client of its family, because those read typed rows and run rarely, except the run's server
+ * info (`ConnectOptions.info`), which reads text only and takes dbsmack's client when the load clients
+ * do, so that the main thread loads no library client for it. Kept free of the client
  * libraries themselves so that the main thread can name the connector without loading them.
  */
 import { DbError } from './errors.ts';
@@ -31,6 +33,7 @@ export function loadConnectorOf(target: Target): string | undefined {
 export function mysqlConnectorFor(target: Target, options: ConnectOptions): MysqlConnector {
   const asked = target.params.connector as MysqlConnector | undefined;
   if (options.load === true) return asked ?? DEFAULT_MYSQL_CONNECTOR;
+  if (options.info === true && loadConnectorOf(target) === 'dbsmack') return 'dbsmack';
   return asked === 'mariadb' ? 'mariadb' : 'mysql2';
 }
 
@@ -46,6 +49,7 @@ export function pgWantsTls(target: Target): boolean {
  * which is then an error rather than a silent downgrade.
  */
 export function pgConnectorFor(target: Target, options: ConnectOptions): PostgresConnector {
+  if (options.info === true && !pgWantsTls(target) && loadConnectorOf(target) === 'dbsmack') return 'dbsmack';
   if (options.load !== true) return 'pg';
   const asked = target.params.connector as PostgresConnector | undefined;
   if (!pgWantsTls(target)) return asked ?? DEFAULT_PG_CONNECTOR;

@@ -27,7 +27,7 @@ export const mysqlDriver: Driver = {
     if (connector === 'dbsmack') {
       // Loaded on first use, like mariadb: only load clients of a `connector=dbsmack` run need it.
       const lean = await (await import('./mysql-lean.ts')).connectMysqlLean(target, options);
-      if (loadIoOf(target) !== 'native') return lean;
+      if (options.load !== true || loadIoOf(target) !== 'native') return lean;
       // Logged in: the native I/O core takes the socket over (native-mysql.ts).
       return (await import('./native-mysql.ts')).takeOverMysql(lean as LeanMysqlConnection);
     }

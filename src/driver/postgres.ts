@@ -24,7 +24,7 @@ export const postgresDriver: Driver = {
       // Loaded only when asked for: set-up, probes and admin connections never load it.
       const { connectPgLean } = await import('./pg-lean.ts');
       const lean = await connectPgLean(target, options);
-      if (loadIoOf(target) !== 'native') return lean;
+      if (options.load !== true || loadIoOf(target) !== 'native') return lean;
       // Logged in: the native I/O core takes the socket over (native-pg.ts).
       return (await import('./native-pg.ts')).takeOverPg(lean as LeanPgConnection);
     }

@@ -99,9 +99,16 @@ export interface ConnectOptions {
   /**
    * A benchmark client's connection (the engine's load clients). Only these use the `?connector=` the
    * URL names (or the fastest by default); set-up, probes and admin connections always use the library
-   * client, whose typed rows they read.
+   * client, whose typed rows they read (but see `info`).
    */
   load?: boolean;
+  /**
+   * A short connection that only reads the server's version and settings (the run's server info, which
+   * the main thread reads): it goes over dbsmack's own client, without the native core, when the load
+   * clients use that client, so that the main thread does not load a library client for it (mysql2 costs
+   * about 40 ms of CPU to load, pg 30 ms). Otherwise it is like any other non-load connection.
+   */
+  info?: boolean;
   /**
    * This connection's thread runs other clients too (an SQLite load worker with several clients). A
    * library that blocks its thread (better-sqlite3) must then never wait inside a call: a client waiting

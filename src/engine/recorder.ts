@@ -3,8 +3,13 @@
  * errors. It keeps only the current interval; the engine merges intervals exactly in the main thread.
  */
 import type { DbError } from '../driver/errors.ts';
-import { encodeHistogram, HIGHEST_US, type Histogram, recordingHistogram } from '../metrics/histogram.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
+import {
+  encodeRecording as encodeHistogram,
+  HIGHEST_US,
+  type RecordingHistogram as Histogram,
+  recordingHistogram,
+} from '../metrics/recording-histogram.ts';
 import type { CounterSnapshot, ErrorSnapshot, TypeSnapshot } from './protocol.ts';
 
 interface TypeSlot {

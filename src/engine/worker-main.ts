@@ -9,7 +9,7 @@ import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
-import { initHistograms } from '../metrics/histogram.ts';
+import { initHistograms } from '../metrics/recording-histogram.ts';
 import { SeededRandom } from '../seeded-random.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload } from '../workload/registry.ts';

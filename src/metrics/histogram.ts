@@ -1,67 +1,51 @@
 /**
  * Latency histograms: HdrHistogram with microsecond values, 3 significant digits, 1 µs to 1 hour.
- * Workers record into 32-bit WebAssembly histograms (about 27 ns a value); snapshots travel as the standard
- * compressed base64 encoding, so they can be merged exactly in the main thread and stored in the history.
+ * Workers record into 32-bit WebAssembly histograms (recording-histogram.ts, about 27 ns a value);
+ * snapshots travel as the standard compressed base64 encoding, so they can be merged exactly in the main
+ * thread (into the 64-bit JavaScript histograms of this file) and stored in the history.
  */
 import type { Histogram as HdrHistogram } from 'hdr-histogram-js';
 // The parts, not the package's index: the index also loads its log writer, which creates an
-// Intl.NumberFormat at import (ICU set-up, about 90 ms of CPU on this machine) in every thread.
-import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-histogram-js/dist/encoding.js';
-import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
-import { initWebAssemblySync } from 'hdr-histogram-js/dist/wasm/index.js';
+// Intl.NumberFormat at import (ICU set-up, about 90 ms of CPU on this machine) in every thread. Nor its
+// builder or `encoding.js`: those load its WebAssembly wrapper (pako and the module's 39 kB of base64),
+// which the main thread never uses.
+import { decompress, doDecode } from 'hdr-histogram-js/dist/JsHistogram.encoding.js';
+import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory.js';
 import { round3 } from '../numbers.ts';
+import {
+  encodeRecording,
+  HIGHEST_US,
+  initHistograms,
+  isRecordingHistogram,
+  type RecordingHistogram,
+  recordingHistogram,
+} from './recording-histogram.ts';
 import type { LatencySummary } from './run-result.ts';
 
 export type Histogram = HdrHistogram;
-
-/** Highest value tracked, in microseconds (1 hour). Longer latencies are clamped to it. */
-export const HIGHEST_US = 3_600_000_000;
-
-let wasmReady = false;
-
-/**
- * Load the WebAssembly histogram implementation; call once per thread before `recordingHistogram`. The
- * synchronous loader: the asynchronous one asks `typeof Response`, which makes Node load its fetch
- * implementation (undici, some 30 ms of CPU) in each load worker.
- */
-export async function initHistograms(): Promise<void> {
-  if (!wasmReady) {
-    initWebAssemblySync();
-    wasmReady = true;
-  }
-}
-
-/** A fast histogram to record into (WebAssembly when loaded). Call `destroy()` when done with it. */
-export function recordingHistogram(): Histogram {
-  return build({
-    bitBucketSize: 32,
-    useWebAssembly: wasmReady,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HIGHEST_US,
-    numberOfSignificantValueDigits: 3,
-    autoResize: false,
-  });
-}
+export { HIGHEST_US, initHistograms, type RecordingHistogram, recordingHistogram };
 
 /** A 64-bit histogram to merge snapshots into (plain JS, no explicit destroy needed). */
 export function mergingHistogram(): Histogram {
-  return build({
-    bitBucketSize: 64,
-    useWebAssembly: false,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HIGHEST_US,
-    numberOfSignificantValueDigits: 3,
-    autoResize: true,
-  });
+  const Ctor = constructorFromBucketSize(64);
+  const h = new Ctor(1, HIGHEST_US, 3);
+  h.autoResize = true;
+  return h as unknown as Histogram;
 }
 
-export function encodeHistogram(h: Histogram): string {
-  return encodeIntoCompressedBase64(h);
+/** The standard compressed base64 encoding, of a merged histogram or of a worker's recording one. */
+export function encodeHistogram(h: Histogram | RecordingHistogram): string {
+  if (isRecordingHistogram(h)) return encodeRecording(h);
+  return (h as unknown as { encodeIntoCompressedBase64(): string }).encodeIntoCompressedBase64();
 }
 
 /** Decode a base64 snapshot into a plain 64-bit histogram. */
 export function decodeHistogram(b64: string): Histogram {
-  return decodeFromCompressedBase64(b64, 64, false);
+  return doDecode(
+    decompress(Uint8Array.from(Buffer.from(b64.trim(), 'base64'))),
+    64,
+    0,
+  ) as unknown as Histogram;
 }
 
 /** Latency summary in milliseconds. An empty histogram gives zeros. */

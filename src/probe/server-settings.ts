@@ -104,7 +104,7 @@ export async function readServerInfo(
   try {
     const { loadDriver } = await import('../driver/index.ts');
     const driver = await loadDriver(target.driver);
-    const conn = await driver.connect(target, { connectTimeoutMs });
+    const conn = await driver.connect(target, { connectTimeoutMs, info: true });
     try {
       return { version: conn.serverVersion, settings: await readServerSettings(conn) };
     } finally {

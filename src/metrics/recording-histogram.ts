@@ -1,0 +1,118 @@
+/**
+ * The load workers' histograms: HdrHistogram's 32-bit WebAssembly implementation, the AssemblyScript
+ * module that hdr-histogram-js ships (about 27 ns a value), loaded here rather than through that package's
+ * wrapper (`hdr-histogram-js/dist/wasm`). The wrapper inflates the module with pako, a JavaScript zlib that
+ * runs cold in every worker (about 20 ms of CPU, a tenth of a short run's); this file inflates it with
+ * node:zlib and keeps only what the workers do: record, reset, and encode a snapshot in the standard
+ * compressed base64 encoding, byte for byte what `encodeIntoCompressedBase64` of the package gives (the
+ * same cookie, the wasm's own V2 encoding, node:zlib's deflate, which the package uses too under Node).
+ * It loads no other part of hdr-histogram-js: the merging, decoding and summaries are histogram.ts's.
+ */
+import { createRequire } from 'node:module';
+import { deflateSync, inflateSync } from 'node:zlib';
+import { BINARY } from 'hdr-histogram-js/dist/wasm/generated-wasm.js';
+
+/** Highest value tracked, in microseconds (1 hour). Longer latencies are clamped to it. */
+export const HIGHEST_US = 3_600_000_000;
+
+/** What the workers do with a histogram. */
+export interface RecordingHistogram {
+  readonly totalCount: number;
+  recordValue(value: number): void;
+  reset(): void;
+  /** Free its WebAssembly memory; it cannot be used after. */
+  destroy(): void;
+}
+
+/** The demangled exports of the AssemblyScript module (the loader's view), as far as they are used here. */
+interface WasmExports {
+  Histogram32: new (lowest: number, highest: number, digits: number, autoResize: boolean) => WasmHistogram32;
+  __pin(ptr: unknown): number;
+  __unpin(ptr: unknown): void;
+  __getUint8Array(ptr: number): Uint8Array;
+}
+interface WasmHistogram32 {
+  readonly totalCount: number;
+  recordValue(value: number): void;
+  reset(): void;
+  encode(): number;
+}
+
+let wasm: WasmExports | undefined;
+
+/**
+ * Load the WebAssembly module (once per thread; `recordingHistogram` does it when not done yet). The
+ * loader is the one hdr-histogram-js depends on, resolved from that package.
+ */
+export async function initHistograms(): Promise<void> {
+  loadWasm();
+}
+
+function loadWasm(): WasmExports {
+  if (wasm === undefined) {
+    const fromHdr = createRequire(
+      createRequire(import.meta.url).resolve('hdr-histogram-js/dist/wasm/index.js'),
+    );
+    const loader = fromHdr('@assemblyscript/loader') as {
+      instantiateSync(bytes: Uint8Array): { exports: WasmExports };
+    };
+    const w = loader.instantiateSync(inflateSync(Buffer.from(BINARY, 'base64')));
+    wasm = w.exports ?? (w as unknown as WasmExports);
+  }
+  return wasm;
+}
+
+/** The V2 compressed encoding's cookie (HdrHistogram's `encodeIntoCompressedByteBuffer`). */
+const COMPRESSED_COOKIE = 0x1c849304 | 0x10;
+
+class WasmRecording implements RecordingHistogram {
+  private h: WasmHistogram32 | undefined;
+  constructor(private readonly w: WasmExports) {
+    this.h = new w.Histogram32(1, HIGHEST_US, 3, false);
+    w.__pin(this.h);
+  }
+  private get live(): WasmHistogram32 {
+    if (this.h === undefined) throw new Error('Cannot use a destroyed histogram');
+    return this.h;
+  }
+  get totalCount(): number {
+    return this.live.totalCount;
+  }
+  recordValue(value: number): void {
+    this.live.recordValue(value);
+  }
+  reset(): void {
+    this.live.reset();
+  }
+  destroy(): void {
+    if (this.h !== undefined) this.w.__unpin(this.h);
+    this.h = undefined;
+  }
+  /** The standard compressed base64 encoding. */
+  encodeCompressed(): string {
+    const ptr = this.w.__pin(this.live.encode());
+    const plain = this.w.__getUint8Array(ptr);
+    this.w.__unpin(ptr);
+    const compressed = deflateSync(plain);
+    const out = Buffer.allocUnsafe(8 + compressed.byteLength);
+    out.writeInt32BE(COMPRESSED_COOKIE, 0);
+    out.writeInt32BE(compressed.byteLength, 4);
+    compressed.copy(out, 8);
+    return out.toString('base64');
+  }
+}
+
+/** A 32-bit WebAssembly histogram of 1 µs to 1 hour, 3 significant digits, no resizing. */
+export function recordingHistogram(): RecordingHistogram {
+  return new WasmRecording(loadWasm());
+}
+
+export function isRecordingHistogram(h: unknown): h is RecordingHistogram & { encodeCompressed(): string } {
+  return h instanceof WasmRecording;
+}
+
+/** A worker's snapshot of a histogram: the standard compressed base64 encoding. */
+export function encodeRecording(h: RecordingHistogram): string {
+  if (!(h instanceof WasmRecording)) throw new Error('not a recording histogram');
+  return h.encodeCompressed();
+}

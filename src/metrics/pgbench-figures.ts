@@ -15,22 +15,27 @@ export interface PgbenchCommandFigures {
   retries: number;
 }
 
-export interface PgbenchScriptFigures {
-  name: string;
-  weight: number;
-  /** Transactions that ended, failed ones included (pgbench's total per script). */
-  transactions: number;
+/** How pgbench counts transactions by their outcome, for the whole run and per script. */
+export interface PgbenchOutcomes {
+  /** Successful transactions. */
   processed: number;
   failed: number;
   serialization_failures: number;
   deadlock_failures: number;
   retried: number;
   retries: number;
+}
+
+export interface PgbenchScriptFigures extends PgbenchOutcomes {
+  name: string;
+  weight: number;
+  /** Transactions that ended, failed ones included (pgbench's total per script). */
+  transactions: number;
   latency_ms?: { average: number; stddev: number };
   commands: PgbenchCommandFigures[];
 }
 
-export interface PgbenchFigures {
+export interface PgbenchFigures extends PgbenchOutcomes {
   transaction_type: string;
   scale: number;
   partition?: { method: string; partitions: number };
@@ -40,13 +45,6 @@ export interface PgbenchFigures {
   max_tries: number;
   transactions_per_client?: number;
   duration_s?: number;
-  /** Successful transactions. */
-  processed: number;
-  failed: number;
-  serialization_failures: number;
-  deadlock_failures: number;
-  retried: number;
-  retries: number;
   /** -L: transactions over the limit. */
   latency_limit_ms?: number;
   late?: number;

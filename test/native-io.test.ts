@@ -206,6 +206,14 @@ async function runBoth(args: string[]): Promise<{ native: RunResult; js: RunResu
   return out as { native: RunResult; js: RunResult };
 }
 
+/** A sysbench workload's tables made afresh, `sb` its --tables and --table-size (an earlier run may have left others). */
+async function freshSysbench(workload: string, url: string, sb: string[]): Promise<void> {
+  const tables = sb[sb.indexOf('--tables') + 1] as string;
+  await runCli(['cleanup', workload, '--db', url, '--tables', tables]);
+  const prep = await runCli(['prepare', workload, '--db', url, ...sb]);
+  assert.equal(prep.code, 0, prep.stderr);
+}
+
 for (const driver of ['mysql', 'postgres'] as const) {
   test(`native io (${driver}): select1, sysbench, smack and TS-module workloads count the same on both paths`, async (t) => {
     if (!needNative(t)) return;
@@ -213,9 +221,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
     if (!target) return;
     const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
     const sb = ['--tables', '1', '--table-size', '200'];
-    await runCli(['cleanup', 'oltp_read_write', '--db', url, '--tables', '1']);
-    const prep = await runCli(['prepare', 'oltp_read_write', '--db', url, ...sb]);
-    assert.equal(prep.code, 0, prep.stderr);
+    await freshSysbench('oltp_read_write', url, sb);
     // The smack file loads its table (and makes words.dat) when the table is missing: start without it.
     const dropSmackTable = async (): Promise<void> => {
       const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
@@ -490,9 +496,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
     if (!target) return;
     const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
     const sb = ['--tables', '2', '--table-size', '300'];
-    await runCli(['cleanup', 'oltp_point_select', '--db', url, '--tables', '2']);
-    const prep = await runCli(['prepare', 'oltp_point_select', '--db', url, ...sb]);
-    assert.equal(prep.code, 0, prep.stderr);
+    await freshSysbench('oltp_point_select', url, sb);
     t.after(() => runCli(['cleanup', 'oltp_point_select', '--db', url, '--tables', '2']));
     const runs: [string, string[]][] = [
       ['select1 events', ['run', 'select1', '--db', url, '--clients', '4', '--events', '3001']],

@@ -479,3 +479,83 @@ test('bad scripts: stopped before the run where pgbench stops them, clients abor
     assert.match(ours.stderr, /Run was aborted; the above results are incomplete\./);
   }
 });
+
+test("batched transactions (-M prepared, one \\set-then-statement script): pgbench's random numbers, retries replay them, aborts as pgbench's", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  // f() logs the value it got, except that the first time it gets a multiple of 4 in a client it fails with
+  // a serialization error (the sequences are not rolled back): the retry must bring the same value
+  await s.conn.query('create table drawn (id bigserial primary key, cid int, x bigint)');
+  await s.conn.query('create sequence flip_0');
+  await s.conn.query('create sequence flip_1');
+  await s.conn.query(
+    `create function f(cid int, x bigint) returns int language plpgsql as $$
+     begin
+       if x % 4 = 0 then
+         if nextval('flip_' || cid) % 2 = 1 then
+           raise exception 'made to fail' using errcode = '40001';
+         end if;
+       end if;
+       insert into drawn (cid, x) values (cid, x);
+       return 1;
+     end $$`,
+  );
+  const dir = tmpDir();
+  const file = path.join(dir, 'draw.sql');
+  writeFileSync(file, '\\set x random(1, 1000000)\nSELECT f(:client_id, :x);\n');
+  const args = [
+    '-n',
+    '-M',
+    'prepared',
+    '-c',
+    '2',
+    '-t',
+    '300',
+    '--random-seed=7',
+    '--max-tries=3',
+    '-f',
+    file,
+  ];
+  const sequence = async (): Promise<string> => {
+    const rows = await s.conn.all(
+      "select cid, string_agg(x::text, ',' order by id) as xs from drawn group by cid order by cid",
+    );
+    await s.conn.query('truncate drawn');
+    await s.conn.query('alter sequence flip_0 restart');
+    await s.conn.query('alter sequence flip_1 restart');
+    return JSON.stringify(rows);
+  };
+  const theirs = await runPgbench(s.target, args);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  const expected = await sequence();
+  const retries = reportValue(theirs.stdout, 'total number of retries:');
+  assert.ok(Number(retries) > 10, theirs.stdout);
+  for (const batch of ['on', 'off']) {
+    const ours = await runCli(['pgbench', ...args, '--no-history'], {
+      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 0, ours.stderr);
+    assert.equal(await sequence(), expected, `batches ${batch}: another sequence of values`);
+    assert.equal(reportValue(ours.stdout, 'total number of retries:'), retries, `batches ${batch}`);
+    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '600/600');
+  }
+
+  // a duplicate key in the middle of a batch aborts the client with pgbench's message, after the same
+  // transactions
+  await s.conn.query('create table uniq (x int primary key)');
+  const dup = path.join(dir, 'dup.sql');
+  writeFileSync(dup, '\\set x random(1, 40)\nINSERT INTO uniq VALUES (:x);\n');
+  const dupArgs = ['-n', '-M', 'prepared', '-c', '1', '-t', '100', '--random-seed=3', '-f', dup];
+  const pgb = await runPgbench(s.target, dupArgs);
+  const processed = reportValue(pgb.stdout, 'number of transactions actually processed:');
+  assert.match(pgb.stderr, /client 0 script 0 aborted in command 1 query 0: ERROR: {2}duplicate key/);
+  for (const batch of ['on', 'off']) {
+    await s.conn.query('truncate uniq');
+    const ours = await runCli(['pgbench', ...dupArgs, '--no-history'], {
+      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 4, ours.stderr);
+    assert.match(ours.stderr, /client 0 script 0 aborted in command 1 query 0: ERROR: {2}duplicate key/);
+    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
+  }
+});

@@ -162,7 +162,10 @@ export class Client implements ClientContext {
    * event gets the draw it gets on the per-statement path (a workload's draws may carry state: a counter).
    */
   private readonly pending: SingleStatement[] = [];
-  /** The first pending event cannot join a batch (its statement is not prepared yet): run it on its own. */
+  /**
+   * The next event cannot join a batch (its statement is not prepared yet, or its draw threw): it runs on
+   * its own (nextEvent), then batches go on.
+   */
   private unbatchable = false;
 
   constructor(
@@ -469,7 +472,17 @@ export class Client implements ClientContext {
     const batch = this.batch as StatementBatch;
     batch.reset();
     const pending = this.pending;
-    while (pending.length < most) pending.push(draw());
+    while (pending.length < most) {
+      let e: SingleStatement;
+      try {
+        e = draw();
+      } catch {
+        // a draw that throws left its state as it was (ClientHandler.singleFailed): once the events drawn
+        // before it have run, that event runs through event(), which throws it under the error policy
+        break;
+      }
+      pending.push(e);
+    }
     for (let i = 0; i < most; i++) {
       const e = pending[i] as SingleStatement;
       const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
@@ -511,10 +524,18 @@ export class Client implements ClientContext {
         this.batchSize = Math.max(1, n);
       return { ran, end, stop: false };
     }
-    // The statement that failed: counted as the per-statement path counts it, then the error policy.
+    // The statement that failed: counted as the per-statement path counts it, then the error policy. A
+    // workload that replays a failed event's draw (pgbench) undoes the draws after it and names the error
+    // its event() would have thrown.
     this.statementFailed(this.batchSlots[ok] as number);
+    let error: unknown = batch.error;
+    const handler = this.handler as ClientHandler;
+    if (handler.singleFailed !== undefined) {
+      error = handler.singleFailed(batch.error as DbError, pending.length);
+      pending.length = 0;
+    }
     this.attempt = 1;
-    const outcome = await this.runEvent({ error: batch.error });
+    const outcome = await this.runEvent({ error });
     if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
     end = nowUs();
     this.eventDone(outcome, end - this.batchEventStart, end - this.batchEventStart, end);
@@ -524,9 +545,9 @@ export class Client implements ClientContext {
   /** The next event: a pending one drawn for a batch, else the workload's. */
   // biome-ignore lint/suspicious/noConfusingVoidType: what ClientHandler.event returns (a synchronous event: void)
   private nextEvent(handler: ClientHandler): Promise<unknown> | void {
+    this.unbatchable = false;
     if (this.pending.length === 0) return handler.event();
     const e = this.pending.shift() as SingleStatement;
-    this.unbatchable = false;
     return this.run(e.statement, e.params);
   }
 

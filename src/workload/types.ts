@@ -87,6 +87,16 @@ export interface ClientHandler {
    */
   single?(): SingleStatement;
   /**
+   * With `single`: a batched event's statement failed with `error`, and the last `unrun` events `single()`
+   * drew after it will not run. Undo those draws (the events after this one draw the same again) and keep
+   * the failed event's draw for a retry (an `event()` with `attempt` > 1 replays it, as pgbench's retries
+   * replay the same random numbers); return the error `event()` would have thrown for it. Without it, the
+   * drawn events run next in order, a retry is the next draw (sysbench's workloads), and the error is taken
+   * as it is. A `single()` that throws must leave its state as before the draw: that event then runs
+   * through `event()`.
+   */
+  singleFailed?(error: DbError, unrun: number): unknown;
+  /**
    * This client's own number of events when the run is limited by rounds (a smack client type's
    * `set_num_rounds`); the client stops at the smaller of this and the run's `--rounds`.
    */

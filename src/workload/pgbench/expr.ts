@@ -506,3 +506,34 @@ class Parser {
 export function parseExpr(s: string, start: number, end: number, ctx: ExprContext): Expr {
   return new Parser(s, start, end, ctx).parseAll();
 }
+
+/**
+ * What an expression depends on beyond the random state: the variables it reads, and whether it calls
+ * `debug()` (which prints). The runner uses it to know whether a `\set` can be evaluated again with the
+ * same result (see run-script.ts, batchable scripts).
+ */
+export function exprUses(e: Expr, out: { reads: Set<string>; prints: boolean }): void {
+  switch (e.k) {
+    case 'const':
+      return;
+    case 'var':
+      out.reads.add(e.name);
+      return;
+    case 'fn':
+      if (e.f === 'debug') out.prints = true;
+      for (const a of e.args) exprUses(a, out);
+      return;
+    case 'and':
+    case 'or':
+      exprUses(e.a, out);
+      exprUses(e.b, out);
+      return;
+    case 'case':
+      for (const [w, t] of e.whens) {
+        exprUses(w, out);
+        exprUses(t, out);
+      }
+      exprUses(e.otherwise, out);
+      return;
+  }
+}

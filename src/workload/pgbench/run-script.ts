@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { DbError } from '../../driver/errors.ts';
+import { BATCH_MAX } from '../../driver/statement-batch.ts';
 import { nowUs } from '../../metrics/clock.ts';
 import type { ClientContext, ClientHandler, Statement } from '../types.ts';
 import type { EvalEnv } from './evaluate.ts';
@@ -348,7 +349,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     if (pipeline !== undefined) throw abort(`client ${id} aborted: end of script reached with pipeline open`);
   };
 
-  return {
+  const handler: ClientHandler = {
     abortOnError: !cfg.exitOnAbort,
     connectPerEvent: cfg.connect,
     async event() {
@@ -398,4 +399,67 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       if (failedCommand !== undefined && cfg.perCommand) ctx.count(K.cmdFailures(failedCommand.type));
     },
   };
+  const one = batchable(cfg);
+  if (one === undefined) return handler;
+
+  // Batches (ClientHandler.single): a transaction is its \set commands then its one statement. The random
+  // state before each draw is kept in a ring, so that a failed batch can undo the draws after the failed
+  // event and a retry can replay that event's random numbers (singleFailed).
+  const { sets, sql: only } = one;
+  const stmt = statements.get(only.type) as Statement;
+  const ring = Array.from({ length: BATCH_MAX + 2 }, () => rng.save());
+  let draws = 0;
+  handler.single = () => {
+    const before = ring[draws % ring.length] as number[];
+    rng.saveTo(before);
+    tries = 1;
+    failedCommand = undefined;
+    try {
+      for (const c of sets) {
+        commandNo = c.index;
+        vars.set('set', c.variable as string, (c.expr as NonNullable<MetaCommand['expr']>)(env));
+      }
+    } catch (e) {
+      // as it was: event() evaluates it again and fails it with pgbench's message
+      rng.restore(before);
+      throw e;
+    }
+    draws++;
+    return { statement: stmt, params: params(only) };
+  };
+  handler.singleFailed = (error, unrun) => {
+    draws -= unrun;
+    // after the failed event's draw (the next events draw the same again), and its start kept for a retry
+    if (unrun > 0) rng.restore(ring[draws % ring.length] as number[]);
+    const start = ring[(draws - 1) % ring.length] as number[];
+    for (let i = 0; i < start.length; i++) saved[i] = start[i] as number;
+    failedCommand = only;
+    return sqlError(only, error);
+  };
+  return handler;
+}
+
+/**
+ * The script's \set commands and its one statement, when its transactions can run as statement batches:
+ * one script, prepared statements, nothing timed apart (-r, -L, several scripts) and no connection per
+ * transaction; the script is only \set commands and then one SQL command (no \gset, no transaction
+ * control, not compound); and no \set reads a variable the script sets, or prints (debug()), so that
+ * evaluating the \set commands again from the same random state gives the same values.
+ */
+export function batchable(cfg: RunnerConfig): { sets: MetaCommand[]; sql: SqlCommand } | undefined {
+  if (cfg.mode !== 'prepared' || cfg.scripts.length !== 1) return undefined;
+  if (cfg.perCommand || cfg.connect || cfg.latencyLimitUs > 0) return undefined;
+  const cmds = (cfg.scripts[0] as Script).commands;
+  const last = cmds[cmds.length - 1];
+  if (last === undefined || last.kind !== 'sql') return undefined;
+  if (last.store !== undefined || last.tx !== undefined || last.compound) return undefined;
+  const sets: MetaCommand[] = [];
+  for (let i = 0; i < cmds.length - 1; i++) {
+    const c = cmds[i] as Command;
+    if (c.kind !== 'meta' || c.name !== 'set' || c.uses === undefined || c.uses.prints) return undefined;
+    sets.push(c);
+  }
+  const written = new Set(sets.map((c) => c.variable as string));
+  for (const c of sets) for (const v of c.uses?.reads ?? []) if (written.has(v)) return undefined;
+  return { sets, sql: last };
 }

@@ -6,7 +6,7 @@
 import type { DriverName } from '../../driver/types.ts';
 import { errorAt, lineCol, makeSource, type Source } from './errors.ts';
 import { type Compiled, compileExpr } from './evaluate.ts';
-import { parseExpr } from './expr.ts';
+import { exprUses, parseExpr } from './expr.ts';
 import { type ScannedCommand, scanScript, type Word } from './scan.ts';
 
 export type QueryMode = 'simple' | 'extended' | 'prepared';
@@ -63,6 +63,8 @@ export interface MetaCommand {
   variable?: string;
   /** \set, \if, \elif. */
   expr?: Compiled;
+  /** \set: the variables its expression reads, and whether it calls debug() (see exprUses). */
+  uses?: { reads: ReadonlySet<string>; prints: boolean };
   /** \sleep: a number or a :variable, and the unit's factor to microseconds. */
   sleep?: { value: number | string; factor: number };
   /** \setshell and \shell: the command's words. */
@@ -263,7 +265,9 @@ function compileMeta(
       const v = words[1];
       if (v === undefined) return fail('missing argument', sc.end);
       const expr = parseExpr(src.text, sc.exprStart, sc.end, { src, command: cmdName });
-      return { ...base, name, type: typeOf(sc.at), variable: v.text, expr: compileExpr(expr) };
+      const uses = { reads: new Set<string>(), prints: false };
+      exprUses(expr, uses);
+      return { ...base, name, type: typeOf(sc.at), variable: v.text, expr: compileExpr(expr), uses };
     }
     case 'if':
     case 'elif': {

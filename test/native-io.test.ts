@@ -595,6 +595,25 @@ for (const driver of ['mysql', 'postgres'] as const) {
     assert.deepEqual(out['per statement'], out.js);
     assert.deepEqual(out['batch stop'], out['js stop']);
     assert.deepEqual(out['per statement stop'], out['js stop']);
+    // a draw that throws: the events drawn before it run, then it fails as the workload's error
+    const throws = path.join(ROOT, 'test', 'fixtures', 'workloads', 'single-throws.ts');
+    const thrown: Record<string, unknown> = {};
+    for (const [arm, env] of [
+      ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+      ['js', { DBSMACK_IO: 'js' }],
+    ] as const) {
+      const r = await runCli(['run', throws, '--db', url, '--time', '5', '--format', 'json'], { env });
+      assert.equal(r.code, 4, `${arm}: ${r.stderr}`);
+      const res = JSON.parse(r.stdout) as RunResult;
+      thrown[arm] = [
+        res.status,
+        res.totals.queries,
+        res.totals.events,
+        res.errors.map((e) => [e.message, e.kind]),
+      ];
+    }
+    assert.deepEqual(thrown.batch, thrown.js);
+    assert.deepEqual(thrown.js, ['partial', 50, 50, [['the 51st draw refuses', 'fatal']]]);
   });
 }
 

@@ -483,7 +483,8 @@ export class Client implements ClientContext {
       }
       pending.push(e);
     }
-    for (let i = 0; i < most; i++) {
+    const drawn = Math.min(most, pending.length);
+    for (let i = 0; i < drawn; i++) {
       const e = pending[i] as SingleStatement;
       const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
       const bytes = p?.encode?.(e.params);

@@ -16,11 +16,13 @@ import { needFile } from './helpers/preconditions.ts';
 const GiB = 2 ** 30;
 const big: MachineLimits = { cores: 2, totalMemBytes: 24 * GiB, fileLimit: 20000 };
 
-test('default workers: one per SQLite client up to a bound, one per two cores for network clients, never more than clients', () => {
+test('default workers: one per SQLite client up to a bound, one per two cores (at least two) for network clients, never more than clients', () => {
   assert.equal(defaultWorkers('sqlite', 4, 2), 4);
-  assert.equal(defaultWorkers('mysql', 32, 2), 1);
-  assert.equal(defaultWorkers('postgres', 32, 3), 1);
+  assert.equal(defaultWorkers('mysql', 32, 2), 2);
+  assert.equal(defaultWorkers('postgres', 32, 3), 2);
+  assert.equal(defaultWorkers('postgres', 32, 1), 1);
   assert.equal(defaultWorkers('postgres', 32, 8), 4);
+  assert.equal(defaultWorkers('postgres', 32, 16), 8);
   assert.equal(defaultWorkers('mysql', 2, 16), 2);
   assert.equal(defaultWorkers('mysql', 1, 1), 1);
 });

@@ -298,7 +298,7 @@ test('native io: a PostgreSQL server restarted under a run is reconnected to, on
       });
       cluster.restart();
       const r = await done;
-      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.code, 0, `${io}: ${r.stderr}\n${r.stdout.slice(0, 4000)}`);
       const res = JSON.parse(r.stdout) as RunResult;
       assert.equal(res.target.io, io);
       assert.equal(res.status, 'complete', io);

@@ -466,7 +466,7 @@ function defineRun(program: Command) {
             '--workers <n>',
             'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
           ).argParser(positiveInt('--workers')),
-          'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores',
+          'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores, at least two',
         ),
       )
       .option(

@@ -74,9 +74,12 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
 /**
  * Default number of load workers, bounded on every driver. SQLite: one per client (its driver blocks the
  * thread) up to SQLITE_WORKERS_PER_CORE per core and what the memory holds; clients beyond share them.
- * Network clients get one worker per two cores: the database under test usually shares the machine, and on
- * a 2-core box a second worker cost 20-60% more CPU per query without raising throughput (bench/peers.ts,
- * README "Performance"); on bigger machines the clients spread over more threads.
+ * Network clients get one worker per two cores (the database under test usually shares the machine), but
+ * two where there are two cores or more: with the native I/O core and statement batches, one load thread
+ * was the limit on a 2-core box (its replies wait while it runs JavaScript or sleeps in epoll), and a second
+ * raised PostgreSQL point selects at 8 clients from 0.77 to 1.12 of sysbench's throughput at 10% less CPU
+ * per query, and MariaDB's at 32 clients from 0.8 to 0.9, at 8 clients neither better nor worse
+ * (README "Performance", 2026-12-01). Before the native core a second worker only cost CPU.
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],
@@ -85,7 +88,9 @@ export function defaultWorkers(
   m: MachineLimits = machineLimits(),
 ): number {
   const perCores =
-    driver === 'sqlite' ? Math.max(4, SQLITE_WORKERS_PER_CORE * cores) : Math.max(1, Math.floor(cores / 2));
+    driver === 'sqlite'
+      ? Math.max(4, SQLITE_WORKERS_PER_CORE * cores)
+      : Math.max(Math.min(2, cores), Math.floor(cores / 2));
   return Math.max(1, Math.min(clients, perCores, maxWorkers(m)));
 }
 

@@ -833,21 +833,25 @@ export class Client implements ClientContext {
     let delay = 10;
     for (;;) {
       if (w.ctrl[CTRL_STOP] !== 0 || nowUs() >= w.endAt) return false;
+      // no try outlasts the run: a server that accepts and does not answer (one shutting down or starting)
+      // would otherwise hold the client, and its worker, past the deadline until the connect timeout
+      const leftMs = Math.max(1, Math.ceil((w.endAt - nowUs()) / 1000));
       try {
         this.conn = await this.dbDriver.connect(this.target, {
-          connectTimeoutMs: w.plan.connectTimeoutMs,
+          connectTimeoutMs: Math.min(w.plan.connectTimeoutMs, leftMs),
           load: true,
         });
         return true;
       } catch (e) {
         const err = asDbError(e);
+        if (w.ctrl[CTRL_STOP] !== 0 || nowUs() >= w.endAt) return false;
         if (Date.now() >= deadline || err.kind === 'fatal') {
           this.stats.aborted = true;
           this.stats.abortReason = `connection lost (${cause.code}) and not re-established: ${err.code}: ${err.message}`;
           return false;
         }
       }
-      await sleep(delay * (0.5 + this.random.next()));
+      await sleep(Math.min(delay * (0.5 + this.random.next()), Math.max(0, (w.endAt - nowUs()) / 1000)));
       delay = Math.min(delay * 2, 1000);
     }
   }

@@ -141,6 +141,8 @@ export class Client implements ClientContext {
    * closed. Undefined without stages (always active).
    */
   windows: [number, number][] | undefined;
+  /** `--stages`: its connection is closed until its next window opens (parkUntilWindow, nextWindow). */
+  private parked = false;
   /** Whether this client shares its worker's thread with others (a blocking driver must not wait in a call). */
   sharedThread = false;
   /** The statement batch of this client (closed loop, native core, `single` events); see BATCH_FIRST. */
@@ -657,11 +659,13 @@ export class Client implements ClientContext {
     const w = this.w;
     const win = (this.windows ?? []).find(([, to]) => to > now);
     if (win === undefined || win[0] >= w.endAt) {
-      await this.conn.close().catch(() => {});
+      if (!this.parked) await this.conn.close().catch(() => {});
+      this.parked = true;
       return undefined;
     }
     if (win[0] <= now) return win[1];
-    await this.conn.close().catch(() => {});
+    if (!this.parked) await this.conn.close().catch(() => {});
+    this.parked = false;
     this.prepared = [];
     this.inTx = false;
     for (;;) {
@@ -684,6 +688,18 @@ export class Client implements ClientContext {
       return undefined;
     }
     return win[1];
+  }
+
+  /**
+   * `--stages`: a client whose first window opens after `start` (the run's start) closes the connection it
+   * opened to check the target now, before the start, so that the first stage runs with its own
+   * connections only (the client opens another when its window opens: nextWindow).
+   */
+  async parkUntilWindow(start: number): Promise<void> {
+    const first = this.windows?.[0];
+    if (first !== undefined && first[0] <= start) return;
+    await this.conn.close().catch(() => {});
+    this.parked = true;
   }
 
   /** Count a finished event: measured (busy time, latency, interval flush) or warm-up. */
@@ -862,6 +878,6 @@ export class Client implements ClientContext {
     } catch {
       // closing is best effort: the measurement is over
     }
-    await this.conn.close().catch(() => {});
+    if (!this.parked) await this.conn.close().catch(() => {});
   }
 }

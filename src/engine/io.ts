@@ -29,9 +29,16 @@ export function sleep(ms: number): Promise<void> {
  * `flush` as the clients call it when an interval boundary is crossed, made to wait, while the native core
  * hands over a batch of completions, until every client has reacted to it: a statement and the end of its
  * event then always fall in the same interval (on the JavaScript path each completion's reactions run
- * before the next, so the flush can be at once).
+ * before the next, so the flush can be at once). A batch handed over after a boundary (`crossed`) flushes
+ * first: its statements, their events and what the workload counts on seeing them (`ctx.count`, which
+ * may tell of the world after the boundary: a later stage's connections) fall in the interval after it,
+ * not the one before.
  */
-export function batchedFlush(flush: (now: number) => void, now: () => number): (now: number) => void {
+export function batchedFlush(
+  flush: (now: number) => void,
+  now: () => number,
+  crossed: (now: number) => boolean,
+): (now: number) => void {
   let inBatch = false;
   let due = false;
   harvesters.length = 0; // a new run's worker state: its clients register again
@@ -41,6 +48,8 @@ export function batchedFlush(flush: (now: number) => void, now: () => number): (
   };
   setBatchHooks({
     begin: () => {
+      const t = now();
+      if (crossed(t)) flushNow(t);
       inBatch = true;
     },
     end: () => {

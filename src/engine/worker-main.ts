@@ -79,7 +79,7 @@ async function onInit(m: InitMessage): Promise<void> {
       workerIndex: m.workerIndex,
       idx: 0,
       intervalUs: plan.reportIntervalS * 1e6,
-      flush: batchedFlush(flush, nowUs),
+      flush: batchedFlush(flush, nowUs, crossedBoundary),
     };
     state = s;
     phase = 'connect';
@@ -139,6 +139,12 @@ function userErrorOf(e: unknown): { userError?: SerializedUserError } {
   return u ? { userError: u } : {};
 }
 
+/** An interval boundary has passed that `flush` has not closed yet. */
+function crossedBoundary(now: number): boolean {
+  const s = state;
+  return s !== undefined && now >= s.nextBoundary && s.nextBoundary < s.endAt;
+}
+
 function flush(now: number): void {
   const s = state;
   if (s === undefined) return;
@@ -182,6 +188,7 @@ async function onStart(m: StartMessage): Promise<void> {
   } else if (init.plan.stages !== undefined) {
     // closed-loop stages: each client runs in the stages that have more clients than its id
     for (const c of owned) c.windows = clientWindows(init.plan.stages, c.clientId, m.measureAt);
+    await Promise.all(owned.map((c) => c.parkUntilWindow(m.startAt)));
   }
   const wait = (m.startAt - nowUs()) / 1000;
   if (wait > 1) await new Promise((r) => setTimeout(r, wait - 1));

@@ -551,7 +551,14 @@ export class Client implements ClientContext {
     this.unbatchable = false;
     if (this.pending.length === 0) return handler.event();
     const e = this.pending.shift() as SingleStatement;
-    return this.run(e.statement, e.params);
+    const done = this.run(e.statement, e.params);
+    if (handler.singleFailed === undefined) return done;
+    // as a batched event that failed: the draws after it undone, the error as event() would throw it
+    return done.catch((err: unknown) => {
+      const unrun = this.pending.length;
+      this.pending.length = 0;
+      throw handler.singleFailed?.(asDbError(err), unrun);
+    });
   }
 
   /**

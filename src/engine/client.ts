@@ -479,7 +479,7 @@ export class Client implements ClientContext {
       try {
         e = draw();
       } catch {
-        // a draw that throws left its state as it was (ClientHandler.singleFailed): once the events drawn
+        // a draw that throws left its state as it was (ClientHandler.single): once the events drawn
         // before it have run, that event runs through event(), which throws it under the error policy
         break;
       }
@@ -531,12 +531,7 @@ export class Client implements ClientContext {
     // workload that replays a failed event's draw (pgbench) undoes the draws after it and names the error
     // its event() would have thrown.
     this.statementFailed(this.batchSlots[ok] as number);
-    let error: unknown = batch.error;
-    const handler = this.handler as ClientHandler;
-    if (handler.singleFailed !== undefined) {
-      error = handler.singleFailed(batch.error as DbError, pending.length);
-      pending.length = 0;
-    }
+    const error = this.drawnFailed(this.handler as ClientHandler, batch.error as DbError);
     this.attempt = 1;
     const outcome = await this.runEvent({ error });
     if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
@@ -553,12 +548,22 @@ export class Client implements ClientContext {
     const e = this.pending.shift() as SingleStatement;
     const done = this.run(e.statement, e.params);
     if (handler.singleFailed === undefined) return done;
-    // as a batched event that failed: the draws after it undone, the error as event() would throw it
+    // as a batched event that failed
     return done.catch((err: unknown) => {
-      const unrun = this.pending.length;
-      this.pending.length = 0;
-      throw handler.singleFailed?.(asDbError(err), unrun);
+      throw this.drawnFailed(handler, asDbError(err));
     });
+  }
+
+  /**
+   * A drawn event (batched or pending) failed with `err`: a workload that replays a failed event's draw
+   * (ClientHandler.singleFailed: pgbench) undoes the draws after it, which are dropped, and names the error
+   * its event() would have thrown; otherwise the error as it is, and the drawn events run next.
+   */
+  private drawnFailed(handler: ClientHandler, err: DbError): unknown {
+    if (handler.singleFailed === undefined) return err;
+    const unrun = this.pending.length;
+    this.pending.length = 0;
+    return handler.singleFailed(err, unrun);
   }
 
   /**

@@ -150,7 +150,7 @@ function flush(now: number): void {
   if (s === undefined) return;
   // The interval that ends at the deadline is never flushed here: events still finishing after the deadline
   // belong to it, and it goes out with the final 'done' message.
-  while (now >= s.nextBoundary && s.nextBoundary < s.endAt) {
+  while (crossedBoundary(now)) {
     send(intervalMessage(s.idx));
     s.idx++;
     s.nextBoundary = s.measureAt + (s.idx + 1) * s.intervalUs;

@@ -83,7 +83,8 @@ export interface ClientHandler {
    * `ctx.run(statement, params)` of them; `oneStatement()` builds both from one function). With it the
    * engine may run many events in one call into the native I/O core (a batch: closed loop only, statements
    * still one at a time on the connection, each timed and recorded; see the README's I/O path). Without
-   * it, or where batches do not apply, `event()` runs.
+   * it, or where batches do not apply, `event()` runs. A `single()` that throws must leave its state as
+   * before the draw: that event then runs through `event()`.
    */
   single?(): SingleStatement;
   /**
@@ -92,8 +93,7 @@ export interface ClientHandler {
    * the failed event's draw for a retry (an `event()` with `attempt` > 1 replays it, as pgbench's retries
    * replay the same random numbers); return the error `event()` would have thrown for it. Without it, the
    * drawn events run next in order, a retry is the next draw (sysbench's workloads), and the error is taken
-   * as it is. A `single()` that throws must leave its state as before the draw: that event then runs
-   * through `event()`.
+   * as it is.
    */
   singleFailed?(error: DbError, unrun: number): unknown;
   /**

@@ -9,8 +9,14 @@
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
  * taken from the kernel's accounting of the child process (/usr/bin/time: user + system of the whole
  * process, start-up included, divided by the queries it reports). For dbsmack it also prints its own CPU
- * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.7 s of CPU a
+ * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.4 s of CPU a
  * Node.js process spends starting, loading modules, connecting and writing its report.
+ *
+ * Where the server runs on this machine (127.0.0.1, localhost or a socket), it also prints the server's CPU
+ * per query under each client (its processes' accounting, PostgreSQL's exited backends included), and the
+ * machine's cross-CPU wake-ups per query (/proc/interrupts RES + CAL). On a small virtual machine these
+ * explain most of a ratio: a client that costs more makes the server cost more too, and a run whose threads
+ * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
@@ -29,9 +35,11 @@ import {
   countRows,
   ensureDatabase,
   ensureSbtest,
+  ipiCount,
   must,
   type Sample as PeerSample,
   pgConn,
+  serverCpuS,
   sysbenchPointSelect,
   timed,
 } from './tools.ts';
@@ -65,6 +73,32 @@ const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 interface Sample extends PeerSample {
   /** dbsmack only: its own CPU per query over the measured part (RunResult client_cpu), start-up left out. */
   runUs?: number;
+  /** The server's CPU seconds over the run, when it runs on this machine. */
+  serverS?: number;
+  /** Cross-CPU wake-ups on the machine over the run. */
+  ipis?: number;
+}
+
+/** The server's driver when its processes are on this machine, for serverCpuS. */
+function localServer(url: string): string | undefined {
+  const t = parseTarget(url);
+  const local = t.socket !== undefined || ['127.0.0.1', 'localhost', '::1'].includes(t.host ?? '127.0.0.1');
+  return local ? t.driver : undefined;
+}
+
+/** Run `fn` and add what the server and the machine spent meanwhile. */
+function withMachine(driver: string | undefined, fn: () => Sample): Sample {
+  const s0 = driver === undefined ? undefined : serverCpuS(driver);
+  const i0 = ipiCount();
+  const r = fn();
+  // PostgreSQL's backends exit after their clients: let the postmaster reap them (their time joins its own).
+  if (driver === 'postgres') spawnSync('sleep', ['0.3']);
+  const s1 = driver === undefined ? undefined : serverCpuS(driver);
+  return {
+    ...r,
+    serverS: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
+    ipis: ipiCount() - i0,
+  };
 }
 
 function pgbench(url: string, n: number): Sample {
@@ -170,6 +204,8 @@ interface Pair {
   name: string;
   peer: string;
   clients: number;
+  /** The server's driver when it runs on this machine (then its CPU is measured too). */
+  server?: string;
   runPeer: () => Sample;
   runDbsmack: () => Sample;
 }
@@ -183,6 +219,7 @@ for (const n of CLIENTS) {
       name: 'mariadb point_select',
       peer: 'sysbench',
       clients: n,
+      server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
       runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
     });
@@ -193,6 +230,7 @@ for (const n of CLIENTS) {
       name: 'postgres point_select',
       peer: 'sysbench',
       clients: n,
+      server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
       runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
     });
@@ -203,6 +241,7 @@ for (const n of CLIENTS) {
       name: 'postgres pgbench -S',
       peer: 'pgbench',
       clients: n,
+      server: localServer(url),
       runPeer: () => pgbench(url, n),
       runDbsmack: () => dbsmack(path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
     });
@@ -210,6 +249,7 @@ for (const n of CLIENTS) {
       name: 'postgres pgbench -S script',
       peer: 'pgbench',
       clients: n,
+      server: localServer(url),
       runPeer: () => pgbench(url, n),
       runDbsmack: () => dbsmackPgbench(url, n),
     });
@@ -252,6 +292,8 @@ const header = [
   'dbsmack µs/q',
   'cpu ratio',
   'dbsmack µs/q measured part',
+  'server µs/q peer/dbsmack',
+  'wake-ups/q peer/dbsmack',
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
 console.log(
@@ -263,13 +305,19 @@ for (const p of pairs) {
   const ours: Sample[] = [];
   const ratios: number[] = [];
   for (let i = 0; i < REPEAT; i++) {
-    const a = p.runPeer();
-    const b = p.runDbsmack();
+    const a = withMachine(p.server, p.runPeer);
+    const b = withMachine(p.server, p.runDbsmack);
     peer.push(a);
     ours.push(b);
     ratios.push(b.qps / a.qps);
   }
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
+  const srv = (s: Sample[]): string =>
+    s.some((x) => x.serverS === undefined)
+      ? '-'
+      : f1(median(s.map((x) => ((x.serverS as number) * 1e6) / x.queries)));
+  // Each run's own figure, in run order: the wake-ups vary from run to run with the throughput.
+  const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
   const pq = median(peer.map((s) => s.qps));
   const oq = median(ours.map((s) => s.qps));
   console.log(
@@ -283,6 +331,8 @@ for (const p of pairs) {
       f1(cpu(ours)),
       f2(cpu(ours) / cpu(peer)),
       f1(median(ours.map((s) => s.runUs ?? 0))),
+      `${srv(peer)} / ${srv(ours)}`,
+      `[${ipi(peer)}] / [${ipi(ours)}]`,
     ].join('\t'),
   );
 }

@@ -3,7 +3,7 @@
  * and SQL through the servers' own command-line clients (mysql, psql) for set-up checks.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
@@ -127,4 +127,75 @@ export function ensureSbtest(t: Target, size: number): void {
   spawnSync('sysbench', [...base, 'cleanup'], { encoding: 'utf8' });
   const r = spawnSync('sysbench', [...base, 'prepare'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`sysbench prepare failed:\n${r.stdout}${r.stderr}`);
+}
+
+/** Fields of /proc/PID/stat after the command name (which may hold spaces): state is [0], utime [11]. */
+function procStat(pid: number): string[] | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+const TICK_S = 0.01; // USER_HZ on Linux
+
+/**
+ * CPU seconds the local server has used so far, by the kernel's accounting, or undefined when its process
+ * is not on this machine. MariaDB/MySQL: the mariadbd (mysqld) process. PostgreSQL: the postmaster, the
+ * backends it has reaped (its children's time) and those alive now, so that a backend that started and
+ * ended within a run is counted; sample after the run's clients have gone (their backends reaped).
+ */
+export function serverCpuS(driver: string): number | undefined {
+  const procs: { pid: number; comm: string; ppid: number }[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const f = procStat(Number(d));
+    if (f) procs.push({ pid: Number(d), comm, ppid: Number(f[1]) });
+  }
+  const cpu = (pid: number, children: boolean): number => {
+    const f = procStat(pid);
+    if (!f) return 0;
+    const own = Number(f[11]) + Number(f[12]);
+    return (children ? own + Number(f[13]) + Number(f[14]) : own) * TICK_S;
+  };
+  if (driver === 'mysql') {
+    const p = procs.find((x) => x.comm === 'mariadbd' || x.comm === 'mysqld');
+    return p ? cpu(p.pid, false) : undefined;
+  }
+  if (driver === 'postgres') {
+    const pg = new Set(procs.filter((x) => x.comm === 'postgres').map((x) => x.pid));
+    const master = procs.find((x) => x.comm === 'postgres' && !pg.has(x.ppid));
+    if (!master) return undefined;
+    let s = cpu(master.pid, true);
+    for (const x of procs) if (x.ppid === master.pid) s += cpu(x.pid, false);
+    return s;
+  }
+  return undefined;
+}
+
+/**
+ * Cross-CPU wake-ups so far, all CPUs: rescheduling and function-call interrupts (/proc/interrupts RES and
+ * CAL). On a virtual machine each one sent to a halted CPU is an exit to the hypervisor; per query they tell
+ * a run where clients and server threads kept to their CPUs from one where they did not, the main cause of
+ * this 2-core guest's bimodal throughput (sysbench included).
+ */
+export function ipiCount(): number {
+  let n = 0;
+  try {
+    for (const line of readFileSync('/proc/interrupts', 'utf8').split('\n')) {
+      const m = /^\s*(RES|CAL):((?:\s+\d+)+)/.exec(line);
+      if (m) for (const v of (m[2] as string).trim().split(/\s+/)) n += Number(v);
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return n;
 }

@@ -31,6 +31,17 @@
 // of a loaded scheduler than one; on the machine dbsmack shares with the server, the CPU per query is what
 // the server loses, and B spends the least of it at every client count. A is kept (init(1)) only so that
 // bench/native-floor.ts can repeat the comparison.
+// Tried once batches existed and dropped (2026-12): C, B with each batch run on its connection's own thread
+// with blocking send/recv (sysbench's pattern, the JavaScript thread woken once per batch through an
+// eventfd). oltp_point_select, 6 s, alternated with B and sysbench, two rounds, 2-core KVM guest: MariaDB
+// 8 clients 34-37k q/s (B 33-35k), 32 clients 21-23k (B 30-36k, client CPU 41-46 us/query against 21-27);
+// PostgreSQL 8 clients 40k (B 46-54k), 32 clients 39-40k (B 40-47k). A wake-up per statement per thread
+// costs more than B's one per 1.2 replies, and the cross-CPU wake-ups (IPIs per query, /proc/interrupts)
+// doubled. Spinning up to 20-100 us in epoll_wait(0) (with or without sched_yield) before sleeping: MariaDB
+// 8 clients 30-33k q/s against B's 34-37k, client CPU 24-34 us/query against 22-24. Each load worker's
+// thread pinned to its own CPU (sched_setaffinity): steady-state q/s against B, three rounds, MariaDB 8
+// clients 39-48k against 32-40k, but 32 clients 31-35k against 34k and PostgreSQL 8 clients 55-65k
+// against 65-67k: within this machine's noise, not kept.
 
 #include <node_api.h>
 #include <uv.h>

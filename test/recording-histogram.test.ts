@@ -12,9 +12,12 @@ import {
   decodeHistogram,
   encodeHistogram,
   HIGHEST_US,
+  meanAndDeviation as meanAndDeviationForTest,
   mergingHistogram,
   recordingHistogram,
+  summarize,
 } from '../src/metrics/histogram.ts';
+import { round3 } from '../src/numbers.ts';
 
 const VALUES = [0, 1, 7, 999, 1000, 1001, 2047, 2048, 99_999, 1_234_567, 3_599_999_999, HIGHEST_US];
 
@@ -74,4 +77,27 @@ test('a merging histogram is the 64-bit resizing histogram the package builder m
   for (const h of [theirs, ours]) for (const v of [...VALUES, 2 * HIGHEST_US]) h.recordValue(v);
   assert.equal(encodeHistogram(ours), encodeIntoCompressedBase64(theirs));
   assert.equal(ours.maxValue, theirs.maxValue);
+});
+
+test('the summary of a merged histogram gives the mean and deviation hdr-histogram-js gives, to the bit', () => {
+  // Several shapes: one value, a narrow band, a wide spread over decades, a long tail.
+  const shapes: ((i: number) => number)[] = [
+    () => 150,
+    (i) => 100 + (i % 37),
+    (i) => 1 + ((i * 7919) % 5_000_000),
+    (i) => (i % 100 === 0 ? 2_000_000 + i : 200 + ((i * 31) % 900)),
+  ];
+  for (const [k, shape] of shapes.entries()) {
+    const h = mergingHistogram();
+    for (let i = 0; i < 20_000; i++) h.recordValue(shape(i));
+    const s = summarize(h);
+    assert.equal(s.mean, round3(h.mean / 1000), `shape ${k}: mean`);
+    assert.equal(s.stddev, round3(h.stdDeviation / 1000), `shape ${k}: stddev`);
+    assert.equal(s.p99, round3(h.getValueAtPercentile(99) / 1000), `shape ${k}: p99`);
+    // and the unrounded figures, through a histogram decoded from its encoding as stored runs are
+    const d = decodeHistogram(encodeHistogram(h));
+    const exact = meanAndDeviationForTest(d);
+    assert.equal(exact.mean, h.mean, `shape ${k}: exact mean`);
+    assert.equal(exact.stddev, h.stdDeviation, `shape ${k}: exact stddev`);
+  }
 });

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, type Node, type Pair, parseDocument, type YAMLMap } from 'yaml';
+import { byName } from '../collate.ts';
 import { InputError } from '../errors.ts';
 
 /** What the plan needs to know of one option of `run`: its name and whether it is a flag (no value). */
@@ -381,9 +382,7 @@ export function armFingerprint(plan: ExperimentPlan, arm: PlanArm): string {
   const canon = {
     workload: plan.workload,
     target: plan.target ?? null,
-    settings: [...arm.settings]
-      .map((s) => [s.key, s.value])
-      .sort(([a], [b]) => String(a).localeCompare(String(b))),
+    settings: [...arm.settings].map((s) => [s.key, s.value]).sort(([a], [b]) => byName(String(a), String(b))),
     server: arm.server ? { stop: arm.server.stop ?? null, start: arm.server.start ?? null } : null,
     check: arm.check ?? null,
   };

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { type Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
 import { buildSweep, summarizeRun } from '../analysis/sweep-build.ts';
 import { SWEEP_SCHEMA, type SweepResult, type SweepRun } from '../analysis/types.ts';
+import { byName } from '../collate.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { RunController, type RunProbe } from '../engine/run-once.ts';
@@ -85,7 +86,7 @@ export function sweepSettings(
   target: Target,
 ): { fingerprint: string; settings: Record<string, string> } {
   const settings: Record<string, string> = { workload: arg, 'workload words': rest.join(' ') };
-  for (const [k, v] of Object.entries(run).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [k, v] of Object.entries(run).sort(([a], [b]) => byName(a, b))) {
     if (NOT_RUN_SHAPING.has(k) || v === undefined || k === 'db') continue;
     settings[k] = typeof v === 'object' ? JSON.stringify(v) : String(v);
   }

@@ -1,3 +1,4 @@
+import { byName } from '../collate.ts';
 import type { Target } from '../driver/types.ts';
 import { round, round2 } from '../numbers.ts';
 import { encodeHistogram, summarize } from './histogram.ts';
@@ -28,7 +29,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
   const el = o.elapsedS;
   const types: Record<string, TypeResult> = {};
   let queries = 0;
-  for (const [name, t] of [...o.types].sort((a, b) => a[0].localeCompare(b[0]))) {
+  for (const [name, t] of [...o.types].sort((a, b) => byName(a[0], b[0]))) {
     if (t.count === 0 && t.errors === 0) continue;
     types[name] = {
       kind: t.kind,
@@ -140,11 +141,11 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
   }
   if (ctx.label !== undefined) result.label = ctx.label;
   if (o.counters.size > 0) {
-    result.counters = Object.fromEntries([...o.counters].sort((a, b) => a[0].localeCompare(b[0])));
+    result.counters = Object.fromEntries([...o.counters].sort((a, b) => byName(a[0], b[0])));
   }
   if (o.steps.size > 0) {
     result.steps = {};
-    for (const [name, s] of [...o.steps].sort((a, b) => a[0].localeCompare(b[0]))) {
+    for (const [name, s] of [...o.steps].sort((a, b) => byName(a[0], b[0]))) {
       result.steps[name] = {
         count: s.count,
         latency_ms: summarize(s.hist),
@@ -172,7 +173,7 @@ function stageResult(s: StageAccumulator, o: EngineOutcome): StageResult {
   const el = s.measuredS;
   const per = (n: number): number => (el > 0 ? round2(n / el) : 0);
   const types: StageResult['types'] = {};
-  for (const [name, t] of [...s.types].sort((a, b) => a[0].localeCompare(b[0]))) {
+  for (const [name, t] of [...s.types].sort((a, b) => byName(a[0], b[0]))) {
     if (t.count === 0 && t.errors === 0) continue;
     types[name] = { count: t.count, errors: t.errors, qps: per(t.count), latency_ms: summarize(t.hist) };
   }

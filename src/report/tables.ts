@@ -4,6 +4,7 @@
  */
 import type { CompareCell, Verdict } from '../analysis/types.ts';
 import type { StageResult, ThresholdResult } from '../metrics/run-result.ts';
+import { grouped } from '../numbers.ts';
 import { pval, ratio, testName } from './compare-text.ts';
 import type { CompareView, HistogramSet, ReportModel } from './model.ts';
 
@@ -30,9 +31,9 @@ export const VERDICT_LEGEND =
 /** Three significant digits, thousands grouped: 12,345 / 123 / 1.23 / 0.0123. */
 export function fmtNum(v: number): string {
   if (!Number.isFinite(v)) return '—';
-  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  if (Number.isInteger(v)) return grouped(v);
   const a = Math.abs(v);
-  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (a >= 1000) return grouped(Math.round(v));
   if (a >= 100) return v.toFixed(0);
   if (a >= 10) return v.toFixed(1);
   if (a >= 1) return v.toFixed(2);

@@ -2,8 +2,9 @@
 // itself nor expands quoted globs, so the files are listed here. Pass file names to run only those, and
 // options of node's test runner as they are (`--test-name-pattern=SIGINT`).
 //
-// - dist/ is rebuilt first when any source file is newer than its build output: the CLI tests run the built
-//   bin/dbsmack.js, and a file run alone after an edit must not test yesterday's build. (Running the CLI
+// - dist/ is rebuilt first (tsc, then scripts/bundle.js) when any source file is newer than its build output:
+//   the CLI tests run the built bin/dbsmack.js, and a file run alone after an edit must not test yesterday's
+//   build. (Running the CLI
 //   from the sources through tsx instead would cost every one of the suite's few hundred CLI processes and
 //   each of their load workers a transpile at start-up; a build costs a few seconds, and only after an edit.)
 // - Every test has a bound: scripts/test-watchdog.js ends a test file whose test runs longer than
@@ -48,6 +49,12 @@ if (stale !== undefined) {
     { stdio: 'inherit', cwd: root },
   );
   if (b.status !== 0) process.exit(b.status ?? 1);
+  // and the bundle bin/dbsmack.js runs (an older one it would pass over, testing the unbundled files)
+  const u = spawnSync(process.execPath, [path.join(root, 'scripts', 'bundle.js')], {
+    stdio: 'inherit',
+    cwd: root,
+  });
+  if (u.status !== 0) process.exit(u.status ?? 1);
 }
 
 const perTestS = Number(process.env.DBSMACK_TEST_TIMEOUT ?? 300);

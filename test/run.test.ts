@@ -165,6 +165,27 @@ test('time limit with warm-up: warm-up is run but not counted; the timeline cove
   );
 });
 
+test("a module's own DbError and UsageError keep their meaning: one class of each in the process", async () => {
+  // The CLI runs a bundle (scripts/bundle.js) while the module's `import … from 'dbsmack'` loads dist/index.js:
+  // the public API's modules must be the same instances in both, or `instanceof` fails in the engine.
+  const mod = path.resolve(import.meta.dirname, 'fixtures', 'workloads', 'own-errors.ts');
+  const db = `sqlite:${path.join(tmpDir(), 'own.sqlite')}`;
+  const r = await runCli(['run', mod, '--db', db, '--clients', '2', '--rounds', '5', '--format', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  const res = JSON.parse(r.stdout) as RunResult;
+  assert.equal(res.status, 'complete');
+  assert.equal(res.totals.events, 10);
+  assert.equal(res.totals.retries, 6, 'each client re-ran its three deadlocked events');
+  assert.deepEqual(
+    res.errors.map((e) => [e.code, e.kind, e.count]),
+    [['OWN_DEADLOCK', 'retryable', 6]],
+  );
+  const refused = await runCli(['run', mod, '--db', db, '--refuse', '1', '--events', '1']);
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /own_errors: refused as asked/);
+  assert.doesNotMatch(refused.stderr, /internal error/i);
+});
+
 test('a user workload module runs through the public API; errors stop the run unless ignored', async (t) => {
   const mod = path.resolve(import.meta.dirname, 'fixtures', 'workloads', 'dup-insert.ts');
   const dir = tmpDir();

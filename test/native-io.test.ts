@@ -520,7 +520,13 @@ for (const driver of ['mysql', 'postgres'] as const) {
       ] as const) {
         const r = await runCli([...args, '--format', 'json'], { env });
         assert.equal(r.code, 0, `${name} ${arm}: ${r.stderr}`);
-        out[arm] = batchCounts(JSON.parse(r.stdout) as RunResult);
+        const res = JSON.parse(r.stdout) as RunResult;
+        out[arm] = batchCounts(res);
+        // the result says how many events ran in batches: most on the batch arm (a client's first event,
+        // and events drawn for a batch its budget cut short, run on their own), none on the others
+        const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? -1), 0);
+        if (arm === 'batch') assert.ok(batched > res.totals.events / 2, `${name}: ${batched} batched`);
+        else assert.equal(batched, 0, `${name} ${arm}`);
       }
       assert.deepEqual(out.batch, out.js, name);
       assert.deepEqual(out['per statement'], out.js, name);
@@ -533,6 +539,8 @@ for (const driver of ['mysql', 'postgres'] as const) {
     assert.equal(timed.code, 0, timed.stderr);
     const res = JSON.parse(timed.stdout) as RunResult;
     batchCounts(res);
+    const text = await runCli(['run', 'select1', '--db', url, '--clients', '2', '--events', '400']);
+    assert.match(text.stdout, /dbsmack CPU: .*; native I\/O, \d+% of events in statement batches$/m);
     assert.ok(res.intervals.length >= 2, `intervals: ${res.intervals.length}`);
     assert.ok(res.elapsed_s < 2.5, `the deadline held: ${res.elapsed_s}`);
   });

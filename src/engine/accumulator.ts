@@ -138,6 +138,7 @@ export class RunAccumulator {
         errors: 0,
         connectMs: 0,
         busyUs: 0,
+        batched: 0,
         aborted: true,
         abortReason: reason,
       });

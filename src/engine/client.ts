@@ -198,7 +198,7 @@ export class Client implements ClientContext {
       commit: w.recorder.slotOf('commit', 'other'),
       rollback: w.recorder.slotOf('rollback', 'other'),
     };
-    this.stats = { id, events: 0, queries: 0, errors: 0, connectMs, busyUs: 0, aborted: false };
+    this.stats = { id, events: 0, queries: 0, errors: 0, connectMs, busyUs: 0, batched: 0, aborted: false };
   }
 
   async setup(workload: Workload): Promise<void> {
@@ -583,6 +583,7 @@ export class Client implements ClientContext {
       const us = end - this.batchEventStart;
       this.stats.busyUs += us;
       this.stats.events++;
+      this.stats.batched++;
       w.recorder.recordEvent(us);
     } else {
       w.warmup.queries++;

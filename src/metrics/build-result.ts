@@ -122,6 +122,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       errors: c.errors,
       connect_ms: round(c.connectMs, 3),
       busy_s: round(c.busyUs / 1e6, 3),
+      batched: c.batched,
       aborted: c.aborted,
     })),
     client_cpu: {

@@ -67,6 +67,8 @@ export interface ClientSummary {
   errors: number;
   connectMs: number;
   busyUs: number;
+  /** Events of the measured part it ran in statement batches on the native I/O core (ClientHandler.single). */
+  batched: number;
   aborted: boolean;
   abortReason?: string;
 }

@@ -205,6 +205,12 @@ export interface ClientStat {
   connect_ms: number;
   /** Seconds this client spent inside events. */
   busy_s: number;
+  /**
+   * Events of the measured part it ran in statement batches (native I/O core, one-statement events in the
+   * closed loop; `?batch=off` runs none so): `events - batched` ran one statement at a time. Absent in
+   * results stored before it was recorded.
+   */
+  batched?: number;
   aborted: boolean;
 }
 

@@ -68,7 +68,7 @@ export function renderRunText(r: RunResult): string {
   }
   if (r.warmup) out.push(`warm-up: ${r.warmup.events} events, ${r.warmup.queries} queries (not counted)`);
   out.push(
-    `dbsmack CPU: ${r.client_cpu.us_per_query.toFixed(1)} µs per query (user ${r.client_cpu.user_s.toFixed(2)} s, system ${r.client_cpu.system_s.toFixed(2)} s)`,
+    `dbsmack CPU: ${r.client_cpu.us_per_query.toFixed(1)} µs per query (user ${r.client_cpu.user_s.toFixed(2)} s, system ${r.client_cpu.system_s.toFixed(2)} s)${ioNote(r)}`,
   );
   if (r.errors.length > 0) {
     out.push('');
@@ -136,4 +136,20 @@ export function renderIntervalLine(p: IntervalPoint, clients: number): string {
     `(r/w/o: ${fmtRate(p.reads / d)}/${fmtRate(p.writes / d)}/${fmtRate(p.others / d)}) ` +
     `lat (ms,95%): ${fmtMs(p.p95_ms)} err/s: ${fmtRate(p.errors / d)} reconn/s: ${fmtRate(p.reconnects / d)}`
   );
+}
+
+/**
+ * How the load connections did their I/O, after the CPU figure it explains: the native I/O core (and the
+ * share of the events it ran in statement batches) or the JavaScript event loop. Nothing for SQLite.
+ */
+function ioNote(r: RunResult): string {
+  if (r.target.driver === 'sqlite') return '';
+  if (r.target.io === 'js') return '; JavaScript I/O';
+  if (r.target.io !== 'native') return '';
+  const events = r.client_stats.reduce((n, c) => n + c.events, 0);
+  const batched = r.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+  if (events === 0) return '; native I/O';
+  return batched === 0
+    ? '; native I/O, one statement at a time'
+    : `; native I/O, ${batched === events ? 100 : Math.min(99, Math.round((100 * batched) / events))}% of events in statement batches`;
 }

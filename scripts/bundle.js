@@ -16,8 +16,9 @@
 // module throws or returns.
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist', 'bundle');
 
 /** dist/index.js and the files it imports at run time (tsc leaves no type-only imports in its output). */
@@ -55,20 +56,26 @@ try {
   process.exit(0);
 }
 rmSync(out, { recursive: true, force: true });
-await esbuild.build({
-  entryPoints: [
-    path.join(root, 'dist', 'cli', 'entry.js'),
-    path.join(root, 'dist', 'engine', 'worker-main.js'),
-  ],
-  outdir: out,
-  entryNames: '[name]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: 'linked',
-  logLevel: 'warning',
-  plugins: [sharedApi],
-});
+try {
+  await esbuild.build({
+    entryPoints: [
+      path.join(root, 'dist', 'cli', 'entry.js'),
+      path.join(root, 'dist', 'engine', 'worker-main.js'),
+    ],
+    outdir: out,
+    entryNames: '[name]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    plugins: [sharedApi],
+  });
+} catch (e) {
+  // A bundle that cannot be made is no reason to fail an install: dist/ runs as tsc wrote it.
+  rmSync(out, { recursive: true, force: true });
+  process.stderr.write(`dbsmack: not bundled (${e.message.split('\n')[0]}); dist/ runs unbundled\n`);
+}

@@ -31,6 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
+import { isLocalTarget } from '../src/probe/server-process.ts';
 import {
   countRows,
   ensureDatabase,
@@ -82,8 +83,7 @@ interface Sample extends PeerSample {
 /** The server's driver when its processes are on this machine, for serverCpuS. */
 function localServer(url: string): string | undefined {
   const t = parseTarget(url);
-  const local = t.socket !== undefined || ['127.0.0.1', 'localhost', '::1'].includes(t.host ?? '127.0.0.1');
-  return local ? t.driver : undefined;
+  return isLocalTarget(t) ? t.driver : undefined;
 }
 
 /** Run `fn` and add what the server and the machine spent meanwhile. */

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
+import { clockTicks, parseStat, statField } from '../src/probe/proc-tasks.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
 
 type Target = ReturnType<typeof parseTarget>;
@@ -129,54 +130,36 @@ export function ensureSbtest(t: Target, size: number): void {
   if (r.status !== 0) throw new Error(`sysbench prepare failed:\n${r.stdout}${r.stderr}`);
 }
 
-/** Fields of /proc/PID/stat after the command name (which may hold spaces): state is [0], utime [11]. */
-function procStat(pid: number): string[] | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-const TICK_S = 0.01; // USER_HZ on Linux
-
 /**
  * CPU seconds the local server has used so far, by the kernel's accounting, or undefined when its process
  * is not on this machine. MariaDB/MySQL: the mariadbd (mysqld) process. PostgreSQL: the postmaster, the
- * backends it has reaped (its children's time) and those alive now, so that a backend that started and
- * ended within a run is counted; sample after the run's clients have gone (their backends reaped).
+ * backends it has reaped (its children's time, stat fields 16 and 17) and those alive now, so that a backend
+ * that started and ended within a run is counted; sample after the run's clients have gone (their backends
+ * reaped). One pass over /proc: each process's stat is read once.
  */
 export function serverCpuS(driver: string): number | undefined {
-  const procs: { pid: number; comm: string; ppid: number }[] = [];
+  const procs: { pid: number; comm: string; fields: string[] }[] = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
-    let comm: string;
     try {
-      comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+      procs.push({ pid: Number(d), ...parseStat(readFileSync(`/proc/${d}/stat`, 'utf8')) });
     } catch {
-      continue;
+      // exited while we looked
     }
-    const f = procStat(Number(d));
-    if (f) procs.push({ pid: Number(d), comm, ppid: Number(f[1]) });
   }
-  const cpu = (pid: number, children: boolean): number => {
-    const f = procStat(pid);
-    if (!f) return 0;
-    const own = Number(f[11]) + Number(f[12]);
-    return (children ? own + Number(f[13]) + Number(f[14]) : own) * TICK_S;
-  };
+  const ticks = (f: string[], ...n: number[]): number => n.reduce((s, i) => s + statField(f, i), 0);
+  const tick = clockTicks();
   if (driver === 'mysql') {
     const p = procs.find((x) => x.comm === 'mariadbd' || x.comm === 'mysqld');
-    return p ? cpu(p.pid, false) : undefined;
+    return p ? ticks(p.fields, 14, 15) / tick : undefined;
   }
   if (driver === 'postgres') {
     const pg = new Set(procs.filter((x) => x.comm === 'postgres').map((x) => x.pid));
-    const master = procs.find((x) => x.comm === 'postgres' && !pg.has(x.ppid));
+    const master = procs.find((x) => x.comm === 'postgres' && !pg.has(statField(x.fields, 4)));
     if (!master) return undefined;
-    let s = cpu(master.pid, true);
-    for (const x of procs) if (x.ppid === master.pid) s += cpu(x.pid, false);
-    return s;
+    let s = ticks(master.fields, 14, 15, 16, 17);
+    for (const x of procs) if (statField(x.fields, 4) === master.pid) s += ticks(x.fields, 14, 15);
+    return s / tick;
   }
   return undefined;
 }

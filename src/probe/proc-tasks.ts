@@ -48,7 +48,7 @@ export function parseStat(text: string): { comm: string; fields: string[] } {
 }
 
 /** Field N (1-based, as proc(5) numbers them) of a parsed stat line, as a number. */
-function statField(fields: string[], n: number): number {
+export function statField(fields: string[], n: number): number {
   return Number(fields[n - 3] ?? 'NaN');
 }
 

@@ -14,9 +14,11 @@
 // files a workload module's `import … from 'dbsmack'` loads too, so that there is one DbError class, one
 // UsageError, one oneStatement marker in the process, and `instanceof` in the engine holds for what a
 // module throws or returns.
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inflateSync } from 'node:zlib';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist', 'bundle');
@@ -47,6 +49,27 @@ const sharedApi = {
     });
   },
 };
+// The histograms' WebAssembly module, inflated once here rather than in every load worker at every run
+// (src/metrics/recording-histogram.ts reads it; without the file a worker inflates the package's copy).
+try {
+  const { histogramWasmFile } = await import('../dist/metrics/recording-histogram.js');
+  const require = createRequire(import.meta.url);
+  const wrapper = require.resolve('hdr-histogram-js/dist/wasm/index.js');
+  const { version } = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8'));
+  const { BINARY } = require(path.join(path.dirname(wrapper), 'generated-wasm.js'));
+  for (const old of readdirSync(path.join(root, 'dist'))) {
+    if (/^hdr-histogram-.*\.wasm$/.test(old)) rmSync(path.join(root, 'dist', old));
+  }
+  writeFileSync(
+    path.join(root, 'dist', histogramWasmFile(version)),
+    inflateSync(Buffer.from(BINARY, 'base64')),
+  );
+} catch (e) {
+  process.stderr.write(
+    `dbsmack: histogram module not extracted (${e.message}); workers inflate it at start\n`,
+  );
+}
+
 let esbuild;
 try {
   esbuild = await import('esbuild');

@@ -4,19 +4,28 @@
  * package's own wrapper and builder give: snapshots, merged totals and stored histograms are unchanged.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { test } from 'node:test';
+import { inflateSync } from 'node:zlib';
 import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-histogram-js/dist/encoding.js';
 import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
 import { initWebAssemblySync } from 'hdr-histogram-js/dist/wasm/index.js';
 import {
+  addInto,
   decodeHistogram,
   encodeHistogram,
   HIGHEST_US,
+  type Histogram,
   meanAndDeviation as meanAndDeviationForTest,
+  meanOf,
   mergingHistogram,
+  percentilesOf,
   recordingHistogram,
   summarize,
 } from '../src/metrics/histogram.ts';
+import { histogramWasmFile } from '../src/metrics/recording-histogram.ts';
 import { round3 } from '../src/numbers.ts';
 
 const VALUES = [0, 1, 7, 999, 1000, 1001, 2047, 2048, 99_999, 1_234_567, 3_599_999_999, HIGHEST_US];
@@ -98,6 +107,111 @@ test('the summary of a merged histogram gives the mean and deviation hdr-histogr
     const d = decodeHistogram(encodeHistogram(h));
     const exact = meanAndDeviationForTest(d);
     assert.equal(exact.mean, h.mean, `shape ${k}: exact mean`);
+    assert.equal(meanOf(d), h.mean, `shape ${k}: meanOf`);
+    assert.equal(meanOf(h), h.mean, `shape ${k}: meanOf, merged`);
     assert.equal(exact.stddev, h.stdDeviation, `shape ${k}: exact stddev`);
   }
+});
+
+test('the WebAssembly module the build extracted is the package’s own, byte for byte', () => {
+  // scripts/bundle.js writes it at build (npm test builds first); recording-histogram.ts reads it
+  const wrapper = createRequire(import.meta.url).resolve('hdr-histogram-js/dist/wasm/index.js');
+  const { version } = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8'));
+  const file = path.join(import.meta.dirname, '..', 'dist', histogramWasmFile(version));
+  assert.ok(existsSync(file), `${file} is missing: the build did not extract it`);
+  const { BINARY } = createRequire(wrapper)('./generated-wasm.js') as { BINARY: string };
+  assert.ok(readFileSync(file).equals(inflateSync(Buffer.from(BINARY, 'base64'))), `${file} differs`);
+});
+
+test('adding snapshots and reading percentiles in one walk give exactly what the package gives', () => {
+  // shapes with zeros, one value, narrow and wide bands, a long tail, values near the top of the range
+  const shapes: ((i: number) => number)[] = [
+    (i) => (i % 5 === 0 ? 0 : 40 + (i % 11)),
+    () => 150,
+    (i) => 100 + (i % 37),
+    (i) => 1 + ((i * 7919) % 5_000_000),
+    (i) => (i % 100 === 0 ? 2_000_000 + i : 200 + ((i * 31) % 900)),
+    (i) => HIGHEST_US - (i % 1000) * 1_000_000,
+  ];
+  const ps = [0, 0.1, 1, 25, 50, 90, 95, 99, 99.9, 99.99, 100, 150];
+  for (const [k, shape] of shapes.entries()) {
+    const ours = mergingHistogram();
+    const theirs = mergingHistogram();
+    // snapshots as the engine adds them: decoded from each worker's encoding, one an empty one
+    for (let part = 0; part < 4; part++) {
+      const snap = mergingHistogram();
+      for (let i = 0; part < 3 && i < 3000 + part * 1000; i++) snap.recordValue(shape(i * 4 + part));
+      const encoded = encodeHistogram(snap);
+      addInto(ours, decodeHistogram(encoded));
+      theirs.add(decodeHistogram(encoded));
+    }
+    assert.equal(encodeHistogram(ours), encodeHistogram(theirs), `shape ${k}: merged encoding`);
+    for (const key of ['totalCount', 'maxValue', 'minNonZeroValue'] as const) {
+      assert.equal(ours[key], theirs[key], `shape ${k}: ${key}`);
+    }
+    assert.deepEqual(
+      percentilesOf(theirs, ps),
+      ps.map((p) => theirs.getValueAtPercentile(p)),
+      `shape ${k}: percentiles`,
+    );
+  }
+  assert.deepEqual(percentilesOf(mergingHistogram(), [50, 99]), [0, 0], 'empty');
+});
+
+test('the V2 codec writes and reads what the package writes and reads, large counts and long runs included', () => {
+  const shapes: [string, (h: Histogram) => void][] = [
+    ['empty', () => {}],
+    ['zeros only', (h) => h.recordValue(0)],
+    ['one value', (h) => h.recordValue(1234)],
+    [
+      'spread',
+      (h) => {
+        for (let i = 0; i < 20_000; i++) h.recordValue(1 + ((i * 7919) % 50_000_000));
+      },
+    ],
+    [
+      'huge counts',
+      (h) => {
+        h.recordValueWithCount(5, 2 ** 40 + 3);
+        h.recordValueWithCount(HIGHEST_US, 2 ** 33);
+        h.recordValueWithCount(77, 130);
+      },
+    ],
+  ];
+  for (const [name, fill] of shapes) {
+    const h = build({
+      bitBucketSize: 64,
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: HIGHEST_US,
+      numberOfSignificantValueDigits: 3,
+      autoResize: true,
+    });
+    fill(h as unknown as Histogram);
+    const theirs = encodeIntoCompressedBase64(h);
+    assert.equal(encodeHistogram(h as unknown as Histogram), theirs, `${name}: encoding`);
+    const mine = decodeHistogram(theirs);
+    const pkg = decodeFromCompressedBase64(theirs, 64, false);
+    for (const key of [
+      'totalCount',
+      'maxValue',
+      'minNonZeroValue',
+      'highestTrackableValue',
+      'countsArrayLength',
+    ] as const) {
+      assert.equal(
+        (mine as unknown as Record<string, number>)[key],
+        (pkg as unknown as Record<string, number>)[key],
+        `${name}: ${key}`,
+      );
+    }
+    assert.equal(
+      encodeIntoCompressedBase64(mine),
+      encodeIntoCompressedBase64(pkg),
+      `${name}: decoded counts`,
+    );
+  }
+  assert.throws(
+    () => decodeHistogram('bm90IGEgaGlzdG9ncmFt'),
+    /histogram encoding: not the V2 compressed encoding/,
+  );
 });

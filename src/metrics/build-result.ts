@@ -1,7 +1,7 @@
 import { byName } from '../collate.ts';
 import type { Target } from '../driver/types.ts';
 import { round, round2 } from '../numbers.ts';
-import { encodeHistogram, summarize } from './histogram.ts';
+import { encodeHistogram, meanOf, summarize } from './histogram.ts';
 import type { EngineOutcome, StageAccumulator } from './outcome.ts';
 import {
   type EnvInfo,
@@ -158,7 +158,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     const h = o.eventConnects;
     result.event_connects = {
       count: h.totalCount,
-      total_ms: round((h.mean * h.totalCount) / 1000, 3),
+      total_ms: round((meanOf(h) * h.totalCount) / 1000, 3),
       latency_ms: summarize(h),
     };
   }

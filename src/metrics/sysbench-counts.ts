@@ -4,7 +4,7 @@
  * Transactions are events; ignored errors are the errors after which the event was re-run or skipped;
  * latency min/avg/max/sum and the percentile are per event; fairness is over clients.
  */
-import { percentileMs, summarize } from './histogram.ts';
+import { meanOf, percentileMs, summarize } from './histogram.ts';
 import { countByKind } from './kinds.ts';
 import type { EngineOutcome } from './outcome.ts';
 import type { RateResult, SysbenchCounts } from './run-result.ts';
@@ -30,6 +30,7 @@ export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
   const pct = o.plan.percentile ?? 95;
   const h = o.events.hist;
   const n = h.totalCount;
+  const mean = meanOf(h);
   const [eAvg, eSd] = meanStddev(o.clientSummaries.map((c) => c.events));
   const [tAvg, tSd] = meanStddev(o.clientSummaries.map((c) => c.busyUs / 1e6));
   return {
@@ -44,9 +45,9 @@ export function sysbenchCounts(o: EngineOutcome): SysbenchCounts {
     percentile: pct,
     latency_ms: {
       min: n > 0 ? r(h.minNonZeroValue / 1000, 3) : 0,
-      avg: n > 0 ? r(h.mean / 1000, 3) : 0,
+      avg: n > 0 ? r(mean / 1000, 3) : 0,
       max: n > 0 ? r(h.maxValue / 1000, 3) : 0,
-      sum: n > 0 ? r((h.mean * n) / 1000, 3) : 0,
+      sum: n > 0 ? r((mean * n) / 1000, 3) : 0,
       percentile: pct > 0 ? percentileMs(h, pct) : 0,
     },
     fairness: { events_avg: r(eAvg), events_stddev: r(eSd), time_avg: r(tAvg), time_stddev: r(tSd) },

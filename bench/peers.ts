@@ -20,7 +20,7 @@
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
- *        [--dbsmack-args "--workers 2"]
+ *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *
  * The sbtest1 table (sysbench prepare) and pgbench_accounts (pgbench -i) are made once, when missing or of
  * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.

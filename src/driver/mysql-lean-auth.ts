@@ -4,14 +4,14 @@
  * fast path; full authentication sends the password in clear over a Unix socket, or RSA-OAEP-encrypted
  * with the server's public key over TCP). Any other plugin is refused with a pointer to the library client.
  */
-import { constants, createHash, publicEncrypt } from 'node:crypto';
+import { crypto } from '../lazy-crypto.ts';
 import { DbError } from './errors.ts';
 
 export const NATIVE_PASSWORD = 'mysql_native_password';
 export const CACHING_SHA2 = 'caching_sha2_password';
 
 function digest(alg: 'sha1' | 'sha256', ...parts: Buffer[]): Buffer {
-  const h = createHash(alg);
+  const h = crypto().createHash(alg);
   for (const p of parts) h.update(p);
   return h.digest();
 }
@@ -47,6 +47,7 @@ export function cachingSha2Password(password: string, scramble: Buffer): Buffer 
 /** The password, NUL-terminated, XORed with the scramble and encrypted with the server's RSA key (OAEP). */
 export function rsaEncryptedPassword(password: string, scramble: Buffer, pem: string): Buffer {
   const clear = Buffer.concat([Buffer.from(password, 'utf8'), Buffer.from([0])]);
+  const { constants, publicEncrypt } = crypto();
   return publicEncrypt({ key: pem, padding: constants.RSA_PKCS1_OAEP_PADDING }, xorInto(clear, scramble));
 }
 

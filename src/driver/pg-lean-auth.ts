@@ -3,17 +3,19 @@
  * without channel binding, since the lean client never speaks TLS). Pure functions over node:crypto so
  * that the SCRAM exchange can be checked against the RFC's test vector with an injected nonce.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crypto } from '../lazy-crypto.ts';
 
 /** The answer to AuthenticationMD5Password: `md5` + md5hex(md5hex(password + user) + salt). */
 export function md5Password(user: string, password: string, salt: Buffer): string {
-  const inner = createHash('md5')
+  const inner = crypto()
+    .createHash('md5')
     .update(password + user, 'utf8')
     .digest('hex');
-  return `md5${createHash('md5').update(inner, 'latin1').update(salt).digest('hex')}`;
+  return `md5${crypto().createHash('md5').update(inner, 'latin1').update(salt).digest('hex')}`;
 }
 
-const hmac = (key: Buffer, text: string): Buffer => createHmac('sha256', key).update(text, 'utf8').digest();
+const hmac = (key: Buffer, text: string): Buffer =>
+  crypto().createHmac('sha256', key).update(text, 'utf8').digest();
 
 /** SASLprep, as far as it matters for real passwords: non-ASCII spaces become spaces, then NFKC. */
 function saslPrep(password: string): string {
@@ -31,9 +33,9 @@ export function scramKeys(
   salt: Buffer,
   iterations: number,
 ): { salted: Buffer; clientKey: Buffer; storedKey: Buffer; serverKey: Buffer } {
-  const salted = pbkdf2Sync(saslPrep(password), salt, iterations, 32, 'sha256');
+  const salted = crypto().pbkdf2Sync(saslPrep(password), salt, iterations, 32, 'sha256');
   const clientKey = hmac(salted, 'Client Key');
-  const storedKey = createHash('sha256').update(clientKey).digest();
+  const storedKey = crypto().createHash('sha256').update(clientKey).digest();
   return { salted, clientKey, storedKey, serverKey: hmac(salted, 'Server Key') };
 }
 
@@ -44,7 +46,7 @@ export class ScramClient {
   private readonly password: string;
   private expectedServerSignature: Buffer | undefined;
 
-  constructor(password: string, user = '', nonce: string = randomBytes(18).toString('base64')) {
+  constructor(password: string, user = '', nonce: string = crypto().randomBytes(18).toString('base64')) {
     this.password = password;
     this.nonce = nonce;
     this.clientFirstBare = `n=${saslName(user)},r=${nonce}`;
@@ -82,7 +84,7 @@ export class ScramClient {
     const want = this.expectedServerSignature;
     if (v === undefined || want === undefined) return false;
     const got = Buffer.from(v, 'base64');
-    return got.length === want.length && timingSafeEqual(got, want);
+    return got.length === want.length && crypto().timingSafeEqual(got, want);
   }
 }
 

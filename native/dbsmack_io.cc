@@ -42,6 +42,15 @@
 // thread pinned to its own CPU (sched_setaffinity): steady-state q/s against B, three rounds, MariaDB 8
 // clients 39-48k against 32-40k, but 32 clients 31-35k against 34k and PostgreSQL 8 clients 55-65k
 // against 65-67k: within this machine's noise, not kept.
+// Tried and dropped (2026-12-02): io_uring in place of epoll_wait, to wake the load thread once per two
+// replies (IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN, a multishot POLL_ADD per connection and one on
+// libuv's descriptor, io_uring_enter with min_complete 2 and EXT_ARG's min_wait_usec, kernel 6.18).
+// MariaDB, 8 clients, 8 s runs alternated with B: 15-22k q/s against 26-30k, client CPU 29-38 us/query
+// against 21-26, although the cross-CPU wake-ups fell from 0.18-0.26 to 0.12-0.18 per query (a 15 us
+// min-wait: 20-21k against 25-27k). A reply left unread holds its connection idle, and the timer and the
+// deferred task work cost more than the wake-up they save. The same rings waiting for one completion
+// (epoll's behaviour): MariaDB 8 clients 26-29k against 21-32k, 32 clients 22-26k against 24-28k,
+// PostgreSQL 8 clients 37-44k against 34-44k: no better than epoll, not kept.
 
 #include <node_api.h>
 #include <uv.h>

@@ -142,7 +142,7 @@ function ulp(x: number): number {
 
 /**
  * Add `src` into `dest` (JS histograms), exactly as `dest.add(src)` does, but visiting only the indexes
- * from `src`'s lowest to its highest recorded value: `add` walks all of the counts (about 45,000 of them
+ * from `src`'s lowest to its highest recorded value: `add` walks all of the counts (23,552 of them
  * for 1 µs to 1 hour), and the engine adds a decoded snapshot per statement type, worker and interval.
  * Histograms of another layout, or values beyond `dest`'s range (which `add` resizes for), go to `add`.
  */

@@ -11,15 +11,15 @@
  * integer) and then the counts from index 0 to the highest recorded, each a ZigZag LEB128 number of up to
  * 9 bytes (the ninth carries 8 bits), a run of two or more empty buckets written as minus its length.
  */
-import { deflateSync, inflateSync } from 'node:zlib';
+import { inflateSync } from 'node:zlib';
 import type { Histogram } from 'hdr-histogram-js';
 import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory.js';
+import { compressedBase64 } from './recording-histogram.ts';
 
 const PLAIN_COOKIE_BASE = 0x1c849303;
 const COMPRESSED_COOKIE_BASE = 0x1c849304;
 /** The low bit of the word-size nibble says the counts are ZigZag LEB128 with runs of zeros. */
 const PLAIN_COOKIE = PLAIN_COOKIE_BASE | 0x10;
-const COMPRESSED_COOKIE = COMPRESSED_COOKIE_BASE | 0x10;
 const HEADER = 40;
 const TWO_32 = 2 ** 32;
 
@@ -108,12 +108,7 @@ export function encodeCompressed(histogram: Histogram): string {
   }
   const plain = out.done();
   plain.writeUInt32BE(plain.length - HEADER, 4);
-  const compressed = deflateSync(plain);
-  const envelope = Buffer.allocUnsafe(8 + compressed.length);
-  envelope.writeUInt32BE(COMPRESSED_COOKIE, 0);
-  envelope.writeUInt32BE(compressed.length, 4);
-  compressed.copy(envelope, 8);
-  return envelope.toString('base64');
+  return compressedBase64(plain);
 }
 
 /** A 64-bit integer as the package reads it: high and low 32-bit halves, unsigned. */

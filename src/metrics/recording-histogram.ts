@@ -121,13 +121,21 @@ class WasmRecording implements RecordingHistogram {
     const ptr = this.w.__pin(this.live.encode());
     const plain = this.w.__getUint8Array(ptr);
     this.w.__unpin(ptr);
-    const compressed = deflateSync(plain);
-    const out = Buffer.allocUnsafe(8 + compressed.byteLength);
-    out.writeInt32BE(COMPRESSED_COOKIE, 0);
-    out.writeInt32BE(compressed.byteLength, 4);
-    compressed.copy(out, 8);
-    return out.toString('base64');
+    return compressedBase64(plain);
   }
+}
+
+/**
+ * The V2 encoding's compressed envelope around a plain encoding, in base64: the cookie, the length, and
+ * node:zlib's deflate (the package's own choice under Node). Shared with hdr-codec.ts, the main thread's.
+ */
+export function compressedBase64(plain: Uint8Array): string {
+  const compressed = deflateSync(plain);
+  const out = Buffer.allocUnsafe(8 + compressed.byteLength);
+  out.writeInt32BE(COMPRESSED_COOKIE, 0);
+  out.writeInt32BE(compressed.byteLength, 4);
+  compressed.copy(out, 8);
+  return out.toString('base64');
 }
 
 /** A 32-bit WebAssembly histogram of 1 µs to 1 hour, 3 significant digits, no resizing. */

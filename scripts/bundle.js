@@ -1,5 +1,5 @@
-// Bundles the compiled CLI (dist/cli/entry.js) and the load worker (dist/engine/worker-main.js) into
-// dist/bundle/ with esbuild, which bin/dbsmack.js runs when it is there. Why: Node.js loads an ES module
+// Extracts the histograms' WebAssembly module (below), then bundles the compiled CLI (dist/cli/entry.js)
+// and the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, which bin/dbsmack.js runs when it is there. Why: Node.js loads an ES module
 // graph file by file (resolve, read, compile, link), and dbsmack's start-up loaded some 150 files in the
 // main thread and again in each load worker; the bundle is a few dozen (one chunk per command loaded on
 // demand, as main.ts's COMMANDS table asks: code splitting keeps dynamic imports lazy), which saves about

@@ -1,13 +1,13 @@
-// Extracts the histograms' WebAssembly module (below), then bundles the compiled CLI (dist/cli/entry.js)
-// and the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, which bin/dbsmack.js runs when it is there. Why: Node.js loads an ES module
-// graph file by file (resolve, read, compile, link), and dbsmack's start-up loaded some 150 files in the
-// main thread and again in each load worker; the bundle is a few dozen (one chunk per command loaded on
-// demand, as main.ts's COMMANDS table asks: code splitting keeps dynamic imports lazy), which saves about
-// 0.06 s of CPU per run with two workers (README, Performance). npm packages stay outside (imported from
-// node_modules as before). The chunks sit two levels below the package's root, as dist/<dir>/ files do,
-// so paths taken from import.meta.url (the native addon, package.json, worker-main.js beside its spawner)
-// resolve the same. Without esbuild (an install that could not fetch it) nothing is bundled and
-// bin/dbsmack.js runs dist/cli/entry.js: never a harder install.
+// Extracts the histograms' WebAssembly module (below), then bundles the compiled CLI (dist/cli/entry.js) and
+// the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, which bin/dbsmack.js runs when
+// it is there. Why: Node.js loads an ES module graph file by file (resolve, read, compile, link), and
+// dbsmack's start-up loaded some 150 files in the main thread and again in each load worker; the bundle is a
+// few dozen (one chunk per command loaded on demand, as main.ts's COMMANDS table asks: code splitting keeps
+// dynamic imports lazy), which saves about 0.06 s of CPU per run with two workers (README, Performance). npm
+// packages stay outside (imported from node_modules as before). The chunks sit two levels below the package's
+// root, as dist/<dir>/ files do, so paths taken from import.meta.url (the native addon, package.json,
+// worker-main.js beside its spawner) resolve the same. Without esbuild (an install that could not fetch it)
+// nothing is bundled and bin/dbsmack.js runs dist/cli/entry.js: never a harder install.
 //
 // The modules of the public API (dist/index.js and what it imports at run time: DbError, UsageError,
 // defineWorkload, oneStatement, the distributions) are not bundled: the bundle imports them from dist/, the

@@ -15,10 +15,8 @@
 // UsageError, one oneStatement marker in the process, and `instanceof` in the engine holds for what a
 // module throws or returns.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inflateSync } from 'node:zlib';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist', 'bundle');
@@ -52,18 +50,12 @@ const sharedApi = {
 // The histograms' WebAssembly module, inflated once here rather than in every load worker at every run
 // (src/metrics/recording-histogram.ts reads it; without the file a worker inflates the package's copy).
 try {
-  const { histogramWasmFile } = await import('../dist/metrics/recording-histogram.js');
-  const require = createRequire(import.meta.url);
-  const wrapper = require.resolve('hdr-histogram-js/dist/wasm/index.js');
-  const { version } = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8'));
-  const { BINARY } = require(path.join(path.dirname(wrapper), 'generated-wasm.js'));
-  for (const old of readdirSync(path.join(root, 'dist'))) {
-    if (/^hdr-histogram-.*\.wasm$/.test(old)) rmSync(path.join(root, 'dist', old));
+  const { histogramWasmPaths, packageWasmBytes } = await import('../dist/metrics/recording-histogram.js');
+  const { wrapper, file } = histogramWasmPaths();
+  for (const old of readdirSync(path.dirname(file))) {
+    if (/^hdr-histogram-.*\.wasm$/.test(old)) rmSync(path.join(path.dirname(file), old));
   }
-  writeFileSync(
-    path.join(root, 'dist', histogramWasmFile(version)),
-    inflateSync(Buffer.from(BINARY, 'base64')),
-  );
+  writeFileSync(file, packageWasmBytes(wrapper));
 } catch (e) {
   process.stderr.write(
     `dbsmack: histogram module not extracted (${e.message}); workers inflate it at start\n`,

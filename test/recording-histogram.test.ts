@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
 import { test } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-histogram-js/dist/encoding.js';
@@ -25,7 +24,7 @@ import {
   recordingHistogram,
   summarize,
 } from '../src/metrics/histogram.ts';
-import { histogramWasmFile } from '../src/metrics/recording-histogram.ts';
+import { histogramWasmPaths } from '../src/metrics/recording-histogram.ts';
 import { round3 } from '../src/numbers.ts';
 
 const VALUES = [0, 1, 7, 999, 1000, 1001, 2047, 2048, 99_999, 1_234_567, 3_599_999_999, HIGHEST_US];
@@ -115,9 +114,7 @@ test('the summary of a merged histogram gives the mean and deviation hdr-histogr
 
 test('the WebAssembly module the build extracted is the package’s own, byte for byte', () => {
   // scripts/bundle.js writes it at build (npm test builds first); recording-histogram.ts reads it
-  const wrapper = createRequire(import.meta.url).resolve('hdr-histogram-js/dist/wasm/index.js');
-  const { version } = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8'));
-  const file = path.join(import.meta.dirname, '..', 'dist', histogramWasmFile(version));
+  const { wrapper, file } = histogramWasmPaths();
   assert.ok(existsSync(file), `${file} is missing: the build did not extract it`);
   const { BINARY } = createRequire(wrapper)('./generated-wasm.js') as { BINARY: string };
   assert.ok(readFileSync(file).equals(inflateSync(Buffer.from(BINARY, 'base64'))), `${file} differs`);

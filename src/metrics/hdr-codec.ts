@@ -9,7 +9,7 @@
  * the plain form is a 40-byte big-endian header (cookie 0x1c849313, payload length, normalizing offset 1,
  * significant digits, lowest discernible value, highest trackable value, conversion ratio 1 as an
  * integer) and then the counts from index 0 to the highest recorded, each a ZigZag LEB128 number of up to
- * 9 bytes (the ninth carries 8 bits), a run of two or more empty buckets written as minus its length.
+ * 9 bytes of seven bits, a run of two or more empty buckets written as minus its length.
  */
 import { inflateSync } from 'node:zlib';
 import type { Histogram } from 'hdr-histogram-js';
@@ -29,7 +29,6 @@ interface Counts {
   lowestDiscernibleValue: number;
   highestTrackableValue: number;
   maxValue: number;
-  countsArrayLength: number;
   getCountAtIndex(i: number): number;
   setCountAtIndex(i: number, c: number): void;
   countsArrayIndex(v: number): number;
@@ -41,8 +40,8 @@ function bad(what: string): never {
   throw new Error(`histogram encoding: ${what}`);
 }
 
-/** Decode the compressed base64 encoding into a JS histogram of `bitBucketSize` bits per count. */
-export function decodeCompressed(b64: string, bitBucketSize: 8 | 16 | 32 | 64 = 64): Histogram {
+/** Decode the compressed base64 encoding into a JS histogram of 64-bit counts. */
+export function decodeCompressed(b64: string): Histogram {
   const outer = Buffer.from(b64.trim(), 'base64');
   if (outer.length < 8 || (outer.readUInt32BE(0) & ~0xf0) !== COMPRESSED_COOKIE_BASE) {
     bad('not the V2 compressed encoding');
@@ -55,7 +54,7 @@ export function decodeCompressed(b64: string, bitBucketSize: 8 | 16 | 32 | 64 = 
   const digits = plain.readUInt32BE(12);
   const lowest = readInt64(plain, 16);
   const highest = Math.max(readInt64(plain, 24), 0);
-  const Ctor = constructorFromBucketSize(bitBucketSize);
+  const Ctor = constructorFromBucketSize(64);
   const h = new Ctor(lowest, highest, digits) as unknown as Counts;
   const end = Math.min(plain.length, HEADER + payload);
   let at = HEADER;

@@ -40,7 +40,7 @@ export function encodeHistogram(h: Histogram | RecordingHistogram): string {
 
 /** Decode a base64 snapshot into a plain 64-bit histogram. */
 export function decodeHistogram(b64: string): Histogram {
-  return decodeCompressed(b64, 64);
+  return decodeCompressed(b64);
 }
 
 /** Add a snapshot (the standard compressed base64 encoding) into a merging histogram (see `addInto`). */
@@ -55,15 +55,15 @@ export function summarize(h: Histogram): LatencySummary {
   }
   const ms = (us: number): number => round3(us / 1000);
   const { mean, stddev } = meanAndDeviation(h);
-  const [p50, p90, p95, p99, p999] = percentilesOf(h, SUMMARY_PERCENTILES) as number[];
+  const [p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0] = percentilesOf(h, SUMMARY_PERCENTILES);
   return {
     min: ms(h.minNonZeroValue),
     mean: ms(mean),
-    p50: ms(p50 as number),
-    p90: ms(p90 as number),
-    p95: ms(p95 as number),
-    p99: ms(p99 as number),
-    p999: ms(p999 as number),
+    p50: ms(p50),
+    p90: ms(p90),
+    p95: ms(p95),
+    p99: ms(p99),
+    p999: ms(p999),
     max: ms(h.maxValue),
     stddev: ms(stddev),
   };

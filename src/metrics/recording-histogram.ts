@@ -3,8 +3,8 @@
  * module that hdr-histogram-js ships (about 27 ns a value), loaded here rather than through that package's
  * wrapper (`hdr-histogram-js/dist/wasm`). The wrapper inflates the module with pako, a JavaScript zlib that
  * runs cold in every worker (about 20 ms of CPU, a tenth of a short run's); this file reads the bytes the
- * build extracted (`wasmBytes`), inflating the package's copy with node:zlib only where there is no build,
- * and keeps only what the workers do: record, reset, and encode a snapshot in the standard
+ * build extracted (`histogramWasmPaths`), inflating the package's copy with node:zlib only where there is
+ * no build, and keeps only what the workers do: record, reset, and encode a snapshot in the standard
  * compressed base64 encoding, byte for byte what `encodeIntoCompressedBase64` of the package gives (the
  * same cookie, the wasm's own V2 encoding, node:zlib's deflate, which the package uses too under Node).
  * It loads no other part of hdr-histogram-js: the merging, decoding and summaries are histogram.ts's.
@@ -53,41 +53,42 @@ export async function initHistograms(): Promise<void> {
 
 function loadWasm(): WasmExports {
   if (wasm === undefined) {
-    const wrapper = createRequire(import.meta.url).resolve('hdr-histogram-js/dist/wasm/index.js');
+    const { wrapper, file } = histogramWasmPaths();
     const loader = createRequire(wrapper)('@assemblyscript/loader') as {
       instantiateSync(bytes: Uint8Array): { exports: WasmExports };
     };
-    const w = loader.instantiateSync(wasmBytes(wrapper));
+    let bytes: Uint8Array;
+    try {
+      // importing the package's 39 kB base64 copy and inflating it cost a worker about 12 ms of CPU
+      bytes = readFileSync(file);
+    } catch {
+      bytes = packageWasmBytes(wrapper); // not built (a run from the sources)
+    }
+    const w = loader.instantiateSync(bytes);
     wasm = w.exports ?? (w as unknown as WasmExports);
   }
   return wasm;
 }
 
 /**
- * The module's bytes: the file the build extracted for this version of hdr-histogram-js (scripts/bundle.js,
- * `histogramWasmFile`), else inflated from the package's base64 (importing that 39 kB string and inflating
- * it cost a worker about 12 ms of CPU; reading the file, a tenth of a millisecond).
+ * Where the module comes from: `wrapper`, hdr-histogram-js's WebAssembly wrapper as resolved from here (its
+ * loader and base64 copy sit beside it), and `file`, the module's bytes as the build extracts them for this
+ * version of the package (dist/hdr-histogram-<version>.wasm, written by scripts/bundle.js).
  */
-function wasmBytes(wrapper: string): Uint8Array {
-  try {
-    const pkg = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8')) as {
-      version?: unknown;
-    };
-    if (typeof pkg.version === 'string') {
-      return readFileSync(
-        fileURLToPath(new URL(`../../dist/${histogramWasmFile(pkg.version)}`, import.meta.url)),
-      );
-    }
-  } catch {
-    // not built (a run from the sources): the package's own copy
-  }
-  const { BINARY } = createRequire(wrapper)('./generated-wasm.js') as { BINARY: string };
-  return inflateSync(Buffer.from(BINARY, 'base64'));
+export function histogramWasmPaths(): { wrapper: string; file: string } {
+  const wrapper = createRequire(import.meta.url).resolve('hdr-histogram-js/dist/wasm/index.js');
+  const pkg = JSON.parse(readFileSync(path.join(wrapper, '..', '..', '..', 'package.json'), 'utf8')) as {
+    version?: unknown;
+  };
+  const version = String(pkg.version).replace(/[^0-9A-Za-z.-]/g, '_');
+  const file = fileURLToPath(new URL(`../../dist/hdr-histogram-${version}.wasm`, import.meta.url));
+  return { wrapper, file };
 }
 
-/** dist/'s name for the module of hdr-histogram-js `version` (written by scripts/bundle.js). */
-export function histogramWasmFile(version: string): string {
-  return `hdr-histogram-${version.replace(/[^0-9A-Za-z.-]/g, '_')}.wasm`;
+/** The module's bytes inflated from the package's own base64 copy. */
+export function packageWasmBytes(wrapper: string): Buffer {
+  const { BINARY } = createRequire(wrapper)('./generated-wasm.js') as { BINARY: string };
+  return inflateSync(Buffer.from(BINARY, 'base64'));
 }
 
 /** The V2 compressed encoding's cookie (HdrHistogram's `encodeIntoCompressedByteBuffer`). */

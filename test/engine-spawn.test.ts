@@ -30,7 +30,7 @@ class FakeWorker extends EventEmitter implements LoadWorker {
   }
 }
 
-const plan = { clients: 5 } as RunPlan;
+const plan = { clients: 5, workload: { ref: 'select1', rawOptions: {}, args: [] } } as unknown as RunPlan;
 
 function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: string[] } {
   const workers: FakeWorker[] = [];

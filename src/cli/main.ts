@@ -162,6 +162,9 @@ function fail(e: unknown, debug: boolean): number {
  */
 export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug');
+  // The stacks it prints then name the TypeScript sources' lines (dbsmack's and a compiled workload module's
+  // own source maps); off otherwise, since Node.js then reads the map of every module loaded after.
+  if (debug) process.setSourceMapsEnabled(true);
   let code: number = EXIT.ok;
   try {
     const program = await buildProgram((c) => {

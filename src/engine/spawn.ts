@@ -6,6 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { SerializedDbError } from '../driver/errors.ts';
+import { workerRef } from '../workload/registry.ts';
 import type {
   DoneMessage,
   FailMessage,
@@ -100,6 +101,7 @@ export class LoadWorkers {
 
   /** Start every worker's thread and send it its `init` (its clients, the plan, the shared control array). */
   launch(events: WorkerEvents): void {
+    const plan = { ...this.plan, workload: workerRef(this.plan.workload) };
     for (let i = 0; i < this.count; i++) {
       const w = this.spawn();
       this.workers.push(w);
@@ -123,7 +125,7 @@ export class LoadWorkers {
       });
       w.postMessage({
         type: 'init',
-        plan: this.plan,
+        plan,
         workerIndex: i,
         clientIds: this.clientIds[i] ?? [],
         ctrl: this.ctrl,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../errors.ts';
 import { BUILTIN_DESCRIPTIONS, type BuiltinName } from './catalog.ts';
+import { compiledModule, compileModule } from './module-compile.ts';
 import type { Workload, WorkloadRef } from './types.ts';
 
 type Loader = (ref: WorkloadRef) => Promise<Workload>;
@@ -93,14 +94,21 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
     const { smackWorkload } = await import('./smack/workload.ts');
     return smackWorkload(ref);
   }
-  if (/\.(ts|mts)$/.test(ref.ref) && !tsxRegistered && !import.meta.url.endsWith('.ts')) {
-    const { register } = await import('tsx/esm/api');
-    register();
-    tsxRegistered = true;
+  let url = pathToFileURL(ref.ref).href;
+  if (/\.(ts|mts)$/.test(ref.ref)) {
+    // Compiled once, in the main thread; a load worker is handed the result (module-compile.ts).
+    const js = ref.module ?? (await compileModule(ref.ref));
+    if (js !== undefined) url = js;
+    else if (!tsxRegistered && !import.meta.url.endsWith('.ts')) {
+      // No esbuild: tsx's loader hooks, in every thread that imports the module.
+      const { register } = await import('tsx/esm/api');
+      register();
+      tsxRegistered = true;
+    }
   }
   let mod: { default?: unknown; workload?: unknown };
   try {
-    mod = (await import(pathToFileURL(ref.ref).href)) as { default?: unknown; workload?: unknown };
+    mod = (await import(url)) as { default?: unknown; workload?: unknown };
   } catch (e) {
     throw new InputError(`${ref.ref}: cannot load workload module: ${(e as Error).message}`);
   }
@@ -112,4 +120,13 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
     );
   }
   return w;
+}
+
+/**
+ * The ref a load worker gets: with the JavaScript this thread compiled a TypeScript module into, so that
+ * the worker imports that instead of compiling again.
+ */
+export function workerRef(ref: WorkloadRef): WorkloadRef {
+  const js = compiledModule(ref.ref);
+  return js === undefined ? ref : { ...ref, module: js };
 }

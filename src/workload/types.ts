@@ -227,4 +227,9 @@ export interface WorkloadRef {
    * alone reads them). Never set for a run.
    */
   argsOptional?: boolean;
+  /**
+   * The file URL of the JavaScript the main thread compiled a TypeScript `ref` into (module-compile.ts):
+   * set only in the plan a load worker gets (registry.ts, `workerRef`).
+   */
+  module?: string;
 }

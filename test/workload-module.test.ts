@@ -1,0 +1,179 @@
+/**
+ * TypeScript workload modules are compiled once, in the main thread, and the load workers import the
+ * JavaScript they are handed (src/workload/module-compile.ts): what the compiled module keeps of its
+ * sources (local imports, import.meta, packages as Node.js resolves them, `dbsmack` as the running one), and
+ * that bad modules name file:line:column.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type { RunResult } from '../src/metrics/run-result.ts';
+import { loadWorkload, workerRef } from '../src/workload/registry.ts';
+import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
+
+/** A folder outside any package: a module, its helper in lib/, and a package with import and require builds. */
+function moduleFolder(): { dir: string; mod: string; helper: string; other: string } {
+  const dir = tmpDir('dbsmack-module-');
+  mkdirSync(path.join(dir, 'lib'));
+  mkdirSync(path.join(dir, 'node_modules', 'dual-pkg'), { recursive: true });
+  writeFileSync(
+    path.join(dir, 'node_modules', 'dual-pkg', 'package.json'),
+    JSON.stringify({
+      name: 'dual-pkg',
+      main: './cjs.cjs',
+      module: './bundler.mjs',
+      exports: { module: './bundler.mjs', import: './esm.mjs', require: './cjs.cjs' },
+    }),
+  );
+  writeFileSync(path.join(dir, 'node_modules', 'dual-pkg', 'esm.mjs'), "export const flavour = 'import';\n");
+  writeFileSync(
+    path.join(dir, 'node_modules', 'dual-pkg', 'bundler.mjs'),
+    "export const flavour = 'module';\n",
+  );
+  writeFileSync(path.join(dir, 'node_modules', 'dual-pkg', 'cjs.cjs'), "exports.flavour = 'require';\n");
+  // No exports: Node.js takes main, where a bundler would take module.
+  mkdirSync(path.join(dir, 'node_modules', 'main-pkg'));
+  writeFileSync(
+    path.join(dir, 'node_modules', 'main-pkg', 'package.json'),
+    JSON.stringify({ name: 'main-pkg', main: './cjs.cjs', module: './bundler.mjs' }),
+  );
+  writeFileSync(path.join(dir, 'node_modules', 'main-pkg', 'bundler.mjs'), "export const kind = 'module';\n");
+  writeFileSync(path.join(dir, 'node_modules', 'main-pkg', 'cjs.cjs'), "exports.kind = 'main';\n");
+  const helper = path.join(dir, 'lib', 'helper.ts');
+  writeFileSync(
+    helper,
+    [
+      "import { flavour } from 'dual-pkg';",
+      "import { kind } from 'main-pkg';",
+      'export const where: Record<string, string> = {',
+      '  url: import.meta.url,',
+      '  filename: import.meta.filename,',
+      '  dirname: import.meta.dirname,',
+      '  flavour,',
+      '  kind,',
+      '};',
+      '',
+    ].join('\n'),
+  );
+  // A tsconfig path to a source of the module's own.
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { '@lib/*': ['./lib/*'] } } }),
+  );
+  writeFileSync(path.join(dir, 'lib', 'mapped.ts'), "export const mapped: string = 'by tsconfig';\n");
+  const mod = path.join(dir, 'mod.ts');
+  writeFileSync(
+    mod,
+    [
+      "import { defineWorkload } from 'dbsmack';",
+      "import { where } from './lib/helper.ts';",
+      "import { mapped } from '@lib/mapped';",
+      'const own: string = import.meta.url;',
+      'export default defineWorkload({',
+      "  name: 'module_test',",
+      '  description: JSON.stringify({ ...where, own, mapped }),',
+      '  client(ctx) {',
+      "    const one = ctx.statement('one', 'SELECT 1');",
+      '    return { async event() { await ctx.run(one); } };',
+      '  },',
+      '});',
+      '',
+    ].join('\n'),
+  );
+  const other = path.join(dir, 'other.ts');
+  writeFileSync(
+    other,
+    "import { defineWorkload } from 'dbsmack';\nexport default defineWorkload({ name: 'other', client: () => ({ async event() {} }) });\n",
+  );
+  return { dir, mod, helper, other };
+}
+
+test('a compiled module keeps its local imports, each file its own import.meta, and packages as Node resolves them', async () => {
+  const { mod, helper, other } = moduleFolder();
+  const ref = { ref: mod, rawOptions: {}, args: [] };
+  assert.equal(workerRef(ref).module, undefined, 'nothing compiled yet');
+  const w = await loadWorkload(ref);
+  assert.equal(w.name, 'module_test');
+  const seen = JSON.parse(w.description ?? '{}') as Record<string, string>;
+  assert.deepEqual(seen, {
+    url: pathToFileURL(helper).href,
+    filename: helper,
+    dirname: path.dirname(helper),
+    flavour: 'import',
+    kind: 'main',
+    own: pathToFileURL(mod).href,
+    mapped: 'by tsconfig',
+  });
+  // What a load worker is handed, and that it imports that rather than the source.
+  const handed = workerRef(ref);
+  assert.match(handed.module ?? '', /^file:.*dbsmack-modules-[^/]*\/\d+-mod\.mjs$/);
+  assert.equal(workerRef({ ref: 'select1', rawOptions: {}, args: [] }).module, undefined);
+  await loadWorkload({ ref: other, rawOptions: {}, args: [] });
+  const otherJs = workerRef({ ref: other, rawOptions: {}, args: [] }).module;
+  assert.ok(otherJs !== undefined && otherJs !== handed.module);
+  const asWorker = await loadWorkload({ ...ref, module: otherJs });
+  assert.equal(asWorker.name, 'other', 'a worker imports the JavaScript in its plan');
+  // Compiled once per process.
+  await loadWorkload(ref);
+  assert.equal(workerRef(ref).module, handed.module);
+});
+
+test('a module outside any package runs on the load workers, its errors the engine knows by class', async () => {
+  const { dir, mod } = moduleFolder();
+  const db = `sqlite:${path.join(dir, 'm.sqlite')}`;
+  const r = await runCli([
+    'run',
+    mod,
+    '--db',
+    db,
+    '--clients',
+    '2',
+    '--workers',
+    '2',
+    '--events',
+    '40',
+    '--format',
+    'json',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const res = JSON.parse(r.stdout) as RunResult;
+  assert.equal(res.workload.name, 'module_test');
+  assert.equal(res.totals.events, 40);
+  // `dbsmack` is the running package even where no node_modules holds it: DbError and UsageError thrown by
+  // the module are the engine's own classes (a retried deadlock; a usage error, exit 2).
+  const own = path.join(dir, 'own-errors.ts');
+  copyFileSync(path.join(ROOT, 'test', 'fixtures', 'workloads', 'own-errors.ts'), own);
+  const e = await runCli(['run', own, '--db', db, '--clients', '2', '--events', '20', '--format', 'json']);
+  assert.equal(e.code, 0, e.stderr);
+  assert.equal((JSON.parse(e.stdout) as RunResult).totals.retries, 6);
+  const u = await runCli(['run', own, '--db', db, '--refuse', '1', '--events', '5']);
+  assert.equal(u.code, 2, u.stderr);
+  assert.match(u.stderr, /own_errors: refused as asked/);
+  assert.doesNotMatch(u.stderr, /internal error|report it/);
+});
+
+test('a module that does not compile, or imports what resolves nowhere, names file:line:column', async () => {
+  const dir = tmpDir('dbsmack-module-bad-');
+  const bad = path.join(dir, 'bad.ts');
+  writeFileSync(
+    bad,
+    "import { defineWorkload } from 'dbsmack';\nexport default defineWorkload({\n  name: 'bad',\n  client() {\n    const x: number = ;\n    return { async event() {} };\n  },\n});\n",
+  );
+  const r = await runCli(['run', bad, '--events', '5', '--no-history']);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`${bad.replaceAll('/', '\\/')}:5:23: Unexpected ";"`));
+  const missing = path.join(dir, 'missing.ts');
+  writeFileSync(
+    missing,
+    "import { defineWorkload } from 'dbsmack';\nimport { nothing } from 'no-such-package';\nexport default defineWorkload({ name: nothing, client: () => ({ async event() {} }) });\n",
+  );
+  const m = await runCli(['run', missing, '--events', '5', '--no-history']);
+  assert.equal(m.code, 2, m.stderr);
+  assert.match(
+    m.stderr,
+    new RegExp(`${missing.replaceAll('/', '\\/')}:2:25: Could not resolve "no-such-package"`),
+  );
+  assert.doesNotMatch(`${r.stderr}${m.stderr}`, /internal error|report it/);
+});

@@ -103,10 +103,11 @@ export interface ConnectOptions {
    */
   load?: boolean;
   /**
-   * A short connection that only reads the server's version and settings (the run's server info, which
-   * the main thread reads): it goes over dbsmack's own client, without the native core, when the load
-   * clients use that client, so that the main thread does not load a library client for it (mysql2 costs
-   * about 40 ms of CPU to load, pg 30 ms). Otherwise it is like any other non-load connection.
+   * A short connection that reads only text and counts (the run's server version and settings; a workload's
+   * check that says so, `Workload.textCheck`), in the main thread: it goes over dbsmack's own client,
+   * without the native core, when the load clients use that client, so that the main thread does not load
+   * a library client for it (mysql2 costs about 40-100 ms of CPU to load, pg 30 ms). Otherwise it is like
+   * any other non-load connection.
    */
   info?: boolean;
   /**

@@ -19,7 +19,8 @@ export class AdminConnectError extends Error {
 
 /**
  * Open the connection(s) a workload's `prepare` or `cleanup` needs, in the main thread, and close them all
- * afterwards whatever happens.
+ * afterwards whatever happens. `textOnly`: the work reads no typed values (a built-in workload's check,
+ * `Workload.textCheck`), so its connections may take dbsmack's own client (ConnectOptions.info).
  */
 export async function withAdminContext<T>(
   target: Target,
@@ -29,13 +30,14 @@ export async function withAdminContext<T>(
   log: (m: string) => void,
   fn: (ctx: AdminContext) => Promise<T>,
   targetOverridden?: boolean,
+  textOnly = false,
 ): Promise<T> {
   const driver = await loadDriver(target.driver);
   const opened: Connection[] = [];
   const open = async (): Promise<Connection> => {
     let c: Connection;
     try {
-      c = await driver.connect(target, { connectTimeoutMs });
+      c = await driver.connect(target, { connectTimeoutMs, ...(textOnly ? { info: true } : {}) });
     } catch (e) {
       throw new AdminConnectError(asDbError(e));
     }

@@ -85,7 +85,7 @@ let noted = false;
 export async function runOnce(input: RunInput): Promise<RunResult> {
   const { plan, workload, options } = input;
   const target = plan.target;
-  const admin = (fn: (ctx: AdminContext) => Promise<void>): Promise<void> =>
+  const admin = (fn: (ctx: AdminContext) => Promise<void>, textOnly = false): Promise<void> =>
     withAdminContext(
       target,
       options,
@@ -94,10 +94,11 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
       input.log,
       fn,
       plan.targetOverridden,
+      textOnly,
     );
   if (workload.prepareOnRun && workload.prepare) await admin(workload.prepare.bind(workload));
   // say "run prepare first" rather than let every client fail on a missing table
-  else if (workload.check) await admin(workload.check.bind(workload));
+  else if (workload.check) await admin(workload.check.bind(workload), workload.textCheck === true);
   const note = ioNote(target);
   if (note !== undefined && !noted) {
     noted = true;

@@ -188,6 +188,8 @@ export function pgbenchWorkload(ref: WorkloadRef): Workload {
     async cleanup(ctx: AdminContext): Promise<void> {
       await cleanupTables(ctx);
     },
+    // counts, a partitioning method's letter, vacuum: nothing typed
+    textCheck: true,
     async check(ctx: AdminContext): Promise<void> {
       lastDriver = ctx.driver;
       scriptsFor(ctx.driver);

@@ -36,6 +36,7 @@ export const bulkInsert = defineWorkload({
       );
     }
   },
+  textCheck: true,
   client(ctx) {
     const head = `INSERT INTO sbtest${ctx.clientId + 1} VALUES`;
     let rows: string[] = [];

@@ -33,6 +33,7 @@ function oltp(
     prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).table_size),
     cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
     check: (ctx) => checkAll(ctx, name),
+    textCheck: true,
     client(ctx) {
       const onError = sysbenchOnError(ctx.driver, ctx.options);
       const c = new OltpClient(ctx, keys);
@@ -121,6 +122,7 @@ export const oltpInsert = defineWorkload({
   prepare: (ctx) => prepareTables(ctx, asOltp(ctx.options).auto_inc ? asOltp(ctx.options).table_size : 0),
   cleanup: (ctx) => dropTables(ctx, asOltp(ctx.options).tables),
   check: (ctx) => checkAll(ctx, 'oltp_insert'),
+  textCheck: true,
   client(ctx) {
     const o = asOltp(ctx.options);
     const pick = distributionFromOptions(ctx.random, ctx.options);

@@ -48,6 +48,7 @@ export const selectRandomPoints = defineWorkload({
     oneTable(ctx, 'select_random_points');
     await checkTables(ctx, 'select_random_points', [1]);
   },
+  textCheck: true,
   client(ctx) {
     const n = ctx.options.random_points as number;
     const o = asOltp(ctx.options);
@@ -91,6 +92,7 @@ export const selectRandomRanges = defineWorkload({
     oneTable(ctx, 'select_random_ranges');
     await checkTables(ctx, 'select_random_ranges', [1]);
   },
+  textCheck: true,
   client(ctx) {
     const n = ctx.options.number_of_ranges as number;
     const delta = ctx.options.delta as number;

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildProgram, COMMANDS, commandOf, main } from '../src/cli/main.ts';
+import { buildProgram, COMMANDS, commandOf, main, VERSION_ONLY } from '../src/cli/main.ts';
 import { EXIT } from '../src/errors.ts';
 
 // A run and a copy at half its throughput: one run a side, so `--fail-below 0.9` is inconclusive (exit 7),
@@ -76,11 +76,15 @@ test('COMMANDS names every command of the program and its aliases, in the order 
 test('commandOf takes the first word after --debug, and only a known command', () => {
   assert.deepEqual(commandOf(['run', 'select1'])?.names, ['run']);
   assert.deepEqual(commandOf(['--debug', 'cleanup', 'x'])?.names, ['prepare', 'cleanup']);
+  // a lone --version needs no command
+  assert.equal(commandOf(['--version']), VERSION_ONLY);
+  assert.equal(commandOf(['--debug', '-V']), VERSION_ONLY);
   for (const argv of [
     [],
     ['help', 'run'],
     ['--help', 'run'],
-    ['-V'],
+    ['-V', 'run'],
+    ['--version', '--help'],
     ['runn'],
     ['--debug'],
     ['--db', 'run'],

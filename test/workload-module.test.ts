@@ -165,4 +165,16 @@ test('a module that does not compile, or imports what resolves nowhere, names fi
     '2:25',
     'Could not resolve "no-such-package"',
   );
+  // A CommonJS module (require, module.exports): compiled modules are ES modules, and the hint says so.
+  const cjs = path.join(tmpDir('dbsmack-module-cjs-'), 'cjs.ts');
+  writeFileSync(
+    cjs,
+    "const { defineWorkload } = require('dbsmack');\nmodule.exports = defineWorkload({ name: 'cjs', client: () => ({ async event() {} }) });\n",
+  );
+  const c = await runCli(['run', cjs, '--events', '5', '--no-history']);
+  assert.equal(c.code, 2, c.stderr);
+  assert.match(
+    c.stderr,
+    /cannot load workload module: .*\nhint: write it as an ES module: import \{ defineWorkload \}/,
+  );
 });

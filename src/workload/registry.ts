@@ -110,7 +110,14 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
   try {
     mod = (await import(url)) as { default?: unknown; workload?: unknown };
   } catch (e) {
-    throw new InputError(`${ref.ref}: cannot load workload module: ${(e as Error).message}`);
+    const message = (e as Error).message;
+    throw new InputError(
+      `${ref.ref}: cannot load workload module: ${message}`,
+      // require() in a compiled module (module-compile.ts makes ES modules)
+      /^Dynamic require of /.test(message)
+        ? "write it as an ES module: import { defineWorkload } from 'dbsmack'; export default defineWorkload({ … })"
+        : undefined,
+    );
   }
   const w = (mod.default ?? mod.workload) as Workload | undefined;
   if (!w || typeof w !== 'object' || typeof w.client !== 'function' || typeof w.name !== 'string') {

@@ -7,16 +7,17 @@
  *
  * What the compiled module keeps of the source, so that it behaves as it would from its own file:
  * - its local imports (relative paths, its tsconfig's paths, workspace packages linked from elsewhere)
- *   are compiled into it; the rest stays an import: `dbsmack` is the
- *   running dbsmack's own public API (`dist/index.js`, one DbError class and one `oneStatement` marker in
- *   the process, whatever the module's folder has installed), Node's modules by name, and each package by
- *   the file it resolves to from the importing file's folder (conditions `import`, `node`, `default`; main
- *   field before module, as Node.js);
+ *   are compiled into it; the rest stays an import: `dbsmack` is the running dbsmack's own public API
+ *   (`dist/index.js`: one DbError class and one `oneStatement` marker in the process, whatever the module's
+ *   folder has installed), Node's modules by name, and each package by the file it resolves to from the
+ *   importing file's folder (conditions `import`, `node`, `default`; main field before module, as Node.js);
  * - `import.meta.url`, `import.meta.filename` and `import.meta.dirname` of each source file are that file's;
  * - an inline source map: with source maps on (`--debug` turns them on), stack traces name the `.ts` files
  *   and lines.
  * Not kept: a dynamic `import()` of a computed relative path resolves against the compiled file's folder
- * (a temporary one); `import.meta.resolve` likewise. Types are not checked, as tsx does not check them.
+ * (a temporary one); `import.meta.resolve` likewise; a file that uses `import.meta` is transformed on its
+ * own, without its tsconfig's compiler options (decorators, JSX settings). Types are not checked, as tsx
+ * does not check them. A module written with `require` fails to load (registry.ts hints at ES modules).
  * A syntax error, or an import that resolves nowhere, is an InputError naming file:line:column.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -61,7 +62,11 @@ export async function compileModule(file: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  outDir ??= makeOutDir();
+  try {
+    outDir ??= makeOutDir();
+  } catch (e) {
+    throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
+  }
   const outfile = path.join(
     outDir,
     `${compiled.size + 1}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`,
@@ -133,7 +138,10 @@ export async function compileModule(file: string): Promise<string | undefined> {
     });
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
-    if (errors === undefined || errors.length === 0) throw e;
+    if (errors === undefined || errors.length === 0) {
+      // not the module's own fault (esbuild's service, the temporary folder), but not dbsmack's either
+      throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
+    }
     throw new InputError(errors.map(describe).join('; '));
   } finally {
     // The service is a process of its own: not kept for the rest of the run.

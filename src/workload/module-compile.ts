@@ -96,8 +96,10 @@ export async function compileModule(file: string): Promise<string | undefined> {
       // Each source file's own import.meta.url, .filename, .dirname.
       build.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
         const source = readFileSync(args.path, 'utf8');
-        if (!source.includes('import.meta')) return undefined;
         const loader = LOADERS[path.extname(args.path)] ?? 'js';
+        // read once: esbuild takes the contents from here rather than reading the file again
+        if (!source.includes('import.meta'))
+          return { contents: source, loader, resolveDir: path.dirname(args.path) };
         try {
           const out = await esbuild.transform(source, {
             loader,

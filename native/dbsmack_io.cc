@@ -51,6 +51,16 @@
 // deferred task work cost more than the wake-up they save. The same rings waiting for one completion
 // (epoll's behaviour): MariaDB 8 clients 26-29k against 21-32k, 32 clients 22-26k against 24-28k,
 // PostgreSQL 8 clients 37-44k against 34-44k: no better than epoll, not kept.
+// Kept opt-in (2026-12-02, DBSMACK_NATIVE_DESIGN=2): D, B for single statements and each statement batch
+// run on its connection's own thread with blocking send/recv (the descriptor stays blocking; B's calls pass
+// MSG_DONTWAIT), the connection out of the worker's epoll set while its batch runs, the batch's end handed
+// back through an eventfd. On a faster 2-core guest (sysbench 80-110k q/s on MariaDB at 8 clients), where B
+// ran at 0.71-0.87 of sysbench with 0.19-0.41 cross-CPU wake-ups per query against sysbench's 0.02-0.22
+// (and `--workers 8` at 8 clients, one connection per worker, reached 1.01 with 0.04-0.07), bench/peers
+// --time 8, MariaDB, two rounds: D 1.10 at 8 clients, 0.94 at 32 (client CPU ratio 0.88 and 1.17) against
+// B's 0.71 and 0.73 (1.69 and 1.55) in the same session; PostgreSQL, one round: D 0.66 at 8, 1.23 at 32
+// against B 1.12 and 0.92. Not the default until longer A B series on both servers and the fault tests
+// under it say so.
 
 #include <node_api.h>
 #include <uv.h>
@@ -59,10 +69,12 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -177,7 +189,13 @@ struct Conn {
   double bStart = 0;
   double bDeadline = 0;
 
-  // Design A.
+  // Design D: the batch runs on this connection's own thread (`threaded`, from submitBatch until wait()
+  // hands its ST_BATCH completion over); the connection is out of the worker's epoll set meanwhile.
+  bool threaded = false;
+  bool bGo = false;
+  Completion bDone{};
+
+  // Designs A and D.
   std::thread thread;
   std::mutex m;
   std::condition_variable cv;
@@ -188,9 +206,11 @@ struct Conn {
 };
 
 struct Core {
-  int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection)
+  int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection); 2: D (B + batches
+                   // on a thread per connection)
   int ep = -1;
   int uvFd = -1;
+  int evFd = -1;  // design D: the batch threads' completions are waiting in `queue`
   std::vector<Conn*> conns;
   std::vector<int> freeIds;
   std::vector<Completion> ready;  // completions not yet handed to JavaScript (design B, and errors)
@@ -218,13 +238,20 @@ void complete(Conn* c, int status, double value, double tDone) {
     e[1] = value;
     e[2] = tDone - c->tSend;
     e[3] = tDone - c->bStart;
+    // Design D: JavaScript may read the count while this thread writes (an interval's harvest): the
+    // statement's entries are written before the count that covers them.
+    std::atomic_thread_fence(std::memory_order_release);
     r[0] = static_cast<double>(i + 1);
     if (status == ST_OK && c->bNext < c->bCount && tDone < c->bDeadline && !c->dead) {
       c->bAdvance = true;
       return;
     }
     c->inBatch = false;
-    c->core->ready.push_back(Completion{c->id, ST_BATCH, static_cast<double>(i + 1), tDone - c->bStart});
+    Completion done{c->id, ST_BATCH, static_cast<double>(i + 1), tDone - c->bStart};
+    if (c->threaded)
+      c->bDone = done;  // the batch thread hands it over when its loop sees the batch ended
+    else
+      c->core->ready.push_back(done);
     return;
   }
   Completion done{c->id, status, value, tDone - c->tSend};
@@ -540,7 +567,7 @@ void lost(Conn* c, int err, double t) {
   if (c->dead) return;
   c->dead = true;
   c->lostErrno = err;
-  if (c->core->design == 0) dropFromEpoll(c);
+  if (c->core->design != 1) dropFromEpoll(c);
   if (c->busy) {
     c->out = c->fatal;
     complete(c, ST_LOST, err, t);
@@ -552,7 +579,7 @@ void batchNext(Conn* c);
 // Read what the socket has (design B: non-blocking) and parse it. Returns false when the peer is gone.
 bool readSome(Conn* c) {
   for (;;) {
-    ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+    ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, MSG_DONTWAIT);
     if (r < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
@@ -574,7 +601,7 @@ bool readSome(Conn* c) {
 
 void flushWrite(Conn* c) {
   while (c->wqOff < c->wq.size()) {
-    ssize_t w = send(c->fd, c->wq.data() + c->wqOff, c->wq.size() - c->wqOff, MSG_NOSIGNAL);
+    ssize_t w = send(c->fd, c->wq.data() + c->wqOff, c->wq.size() - c->wqOff, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -600,7 +627,7 @@ void sendB(Conn* c, const uint8_t* b, size_t n) {
   }
   size_t off = 0;
   while (off < n) {
-    ssize_t w = send(c->fd, b + off, n - off, MSG_NOSIGNAL);
+    ssize_t w = send(c->fd, b + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -629,6 +656,27 @@ void batchNext(Conn* c) {
   }
 }
 
+// Design D: the batches the connections' threads finished; each connection goes back into the epoll set.
+void takeThreadedCompletions() {
+  uint64_t v;
+  if (read(tcore->evFd, &v, sizeof v) < 0 && errno != EAGAIN) return;
+  std::lock_guard<std::mutex> g(tcore->m);
+  while (!tcore->queue.empty()) {
+    Completion d = tcore->queue.front();
+    tcore->queue.pop_front();
+    Conn* c = tcore->conns[static_cast<size_t>(d.id)];
+    if (c == nullptr) continue;
+    c->threaded = false;
+    if (!c->dead && !c->inEpoll) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = static_cast<uint64_t>(c->id);
+      if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0) c->inEpoll = true;
+    }
+    tcore->ready.push_back(d);
+  }
+}
+
 int waitB(int timeoutMs) {
   epoll_event evs[64];
   double until = monoUs() + timeoutMs * 1000.0;
@@ -646,6 +694,10 @@ int waitB(int timeoutMs) {
       uint64_t tag = evs[i].data.u64;
       if (tag == UINT64_MAX) {
         uv = true;
+        continue;
+      }
+      if (tag == UINT64_MAX - 1) {
+        takeThreadedCompletions();
         continue;
       }
       Conn* c = tcore->conns[tag];
@@ -713,6 +765,63 @@ void ioThread(Conn* c) {
   }
 }
 
+// ---- design D: a batch on its connection's own thread -------------------------------------------------------
+
+// Blocking send of a whole statement (the descriptor is blocking in design D). False when the peer is gone.
+bool sendAll(Conn* c, const uint8_t* b, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      lost(c, w < 0 ? errno : 0, monoUs());
+      return false;
+    }
+    b += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void batchThread(Conn* c) {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> g(c->m);
+      c->cv.wait(g, [c] { return c->bGo || c->quit; });
+      if (c->quit) return;
+      c->bGo = false;
+    }
+    // The batch: each statement sent when the one before completed (complete() sets bAdvance), each read
+    // with blocking recv until its response is complete, as sysbench's threads do.
+    while (c->inBatch) {
+      if (c->bAdvance) {
+        c->bAdvance = false;
+        size_t i = c->bNext++;
+        startRequest(c, c->bKind, c->bFlags);
+        c->tSend = monoUs();
+        if (!sendAll(c, c->bBytes.data() + c->bOff[i], c->bOff[i + 1] - c->bOff[i])) break;
+        if (c->inStart < c->in.size()) feed(c, c->tSend);
+        continue;
+      }
+      ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        lost(c, r < 0 ? errno : 0, monoUs());
+        break;
+      }
+      received(c, readBuffer, static_cast<size_t>(r), monoUs());
+    }
+    // Ended (its last statement, an error, the budget, a lost connection): hand the completion over.
+    Core* core = c->core;
+    {
+      std::lock_guard<std::mutex> g(core->m);
+      core->queue.push_back(c->bDone);
+    }
+    uint64_t one = 1;
+    ssize_t w = write(core->evFd, &one, sizeof one);
+    (void)w;
+  }
+}
+
 // ---- Node-API ---------------------------------------------------------------------------------------------
 
 napi_value undefinedValue(napi_env env) {
@@ -755,6 +864,7 @@ void FinalizeCore(napi_env, void* data, void*) {
   for (Conn* c : core->conns)
     if (c != nullptr) closeConn(c);
   if (core->ep >= 0) close(core->ep);
+  if (core->evFd >= 0) close(core->evFd);
   if (tcore == core) tcore = nullptr;
   delete core;
 }
@@ -770,6 +880,14 @@ napi_value Init(napi_env env, napi_callback_info info) {
   tcore->design = argc > 0 ? intArg(env, argv[0]) : 0;
   tcore->ep = epoll_create1(EPOLL_CLOEXEC);
   if (throwIf(env, tcore->ep < 0, strerror(errno))) return nullptr;
+  if (tcore->design == 2) {
+    tcore->evFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (throwIf(env, tcore->evFd < 0, strerror(errno))) return nullptr;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = UINT64_MAX - 1;
+    epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->evFd, &ev);
+  }
   // libuv's own epoll descriptor: readable when the event loop has work (a message from the main thread).
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
@@ -796,6 +914,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
   if (throwIf(env, own < 0, strerror(errno))) return nullptr;
   int fl = fcntl(own, F_GETFL);
   // The descriptor shares its file description with the one libuv made non-blocking.
+  // Design B's calls pass MSG_DONTWAIT; designs A and D block in their threads.
   fcntl(own, F_SETFL, tcore->design == 0 ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
   Conn* c = new Conn();
   c->core = tcore;
@@ -810,7 +929,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
     c->id = static_cast<int>(tcore->conns.size());
     tcore->conns.push_back(c);
   }
-  if (tcore->design == 0) {
+  if (tcore->design != 1) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = static_cast<uint64_t>(c->id);
@@ -882,7 +1001,7 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return nullptr;
   Conn* c = connArg(env, argv[0]);
   if (c == nullptr) return nullptr;
-  if (throwIf(env, tcore->design != 0, "submitBatch: batches need design B")) return nullptr;
+  if (throwIf(env, tcore->design == 1, "submitBatch: batches need design B or D")) return nullptr;
   if (throwIf(env, c->busy || c->inBatch, "submitBatch: a request is already in flight on this connection"))
     return nullptr;
   napi_typedarray_type type;
@@ -935,6 +1054,15 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return undefinedValue(env);
   }
   c->bAdvance = true;
+  if (tcore->design == 2) {
+    dropFromEpoll(c);
+    c->threaded = true;
+    if (!c->thread.joinable()) c->thread = std::thread(batchThread, c);
+    std::lock_guard<std::mutex> g(c->m);
+    c->bGo = true;
+    c->cv.notify_one();
+    return undefinedValue(env);
+  }
   batchNext(c);
   return undefinedValue(env);
 }
@@ -998,16 +1126,20 @@ napi_value Take(napi_env env, napi_callback_info info) {
 
 void closeConn(Conn* c) {
   Core* core = c->core;
-  if (core->design == 1) {
+  if (core->design == 1 || c->thread.joinable()) {
     {
       std::lock_guard<std::mutex> g(c->m);
       c->quit = true;
       c->cv.notify_one();
     }
-    shutdown(c->fd, SHUT_RDWR);  // a thread blocked in recv() returns
+    if (core->design == 1 || c->threaded) shutdown(c->fd, SHUT_RDWR);  // a thread blocked in recv() returns
     if (c->thread.joinable()) c->thread.join();
-  } else {
-    dropFromEpoll(c);
+  }
+  if (core->design != 1) dropFromEpoll(c);
+  if (core->design == 2) {
+    std::lock_guard<std::mutex> g(core->m);
+    for (auto it = core->queue.begin(); it != core->queue.end();)
+      it = it->id == c->id ? core->queue.erase(it) : it + 1;
   }
   close(c->fd);
   // Completions of this connection not yet handed over are dropped with it.

@@ -161,9 +161,12 @@ export function submitBatchNative(
   }
 }
 
-/** Whether the core runs batches (design B, the default; design A is kept only for bench/native-floor). */
+/**
+ * Whether the core runs batches (design B, the default, and D, `DBSMACK_NATIVE_DESIGN=2`, an experiment:
+ * batches on a thread per connection; design A is kept only for bench/native-floor).
+ */
 export function batchesSupported(): boolean {
-  return Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0) === 0;
+  return Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0) !== 1;
 }
 
 /** The error or raw response bytes of a connection's last completion. */

@@ -21,6 +21,9 @@
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
+ *        [--variant "VAR=VALUE …"]… (each round runs dbsmack once per variant, under those environment
+ *        variables, after the same peer run: `--variant DBSMACK_NATIVE_DESIGN=0 --variant
+ *        DBSMACK_NATIVE_DESIGN=2` compares two native designs; a row per variant, with its ratio to the first)
  *
  * The sbtest1 table (sysbench prepare) and pgbench_accounts (pgbench -i) are made once, when missing or of
  * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.
@@ -59,6 +62,7 @@ const { values } = parseArgs({
     pg: { type: 'string', default: 'postgres://root@127.0.0.1:5432/dbsmack_perf' },
     'dbsmack-args': { type: 'string', default: '' },
     'pgbench-jobs': { type: 'string', default: String(os.availableParallelism()) },
+    variant: { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -68,6 +72,22 @@ const REPEAT = Number(values.repeat);
 const CLIENTS = (values.clients as string).split(',').map((s) => Number(s.trim()));
 const ONLY = new Set((values.only as string).split(','));
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
+/** The dbsmack variants of each round: a label and the environment it runs under. */
+interface Variant {
+  label: string;
+  env: NodeJS.ProcessEnv;
+}
+const VARIANTS: Variant[] = (values.variant as string[]).map((v) => {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const kv of v.split(/\s+/).filter((x) => x !== '')) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0)
+      throw new Error(`--variant ${JSON.stringify(v)}: expected VAR=VALUE, got ${JSON.stringify(kv)}`);
+    env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return { label: v, env };
+});
+if (VARIANTS.length === 0) VARIANTS.push({ label: '', env: process.env });
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 
 /** One measured run; for dbsmack also its own figure. */
@@ -114,19 +134,14 @@ function pgbench(url: string, n: number): Sample {
 }
 
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
-function dbsmackPgbench(url: string, n: number): Sample {
+function dbsmackPgbench(url: string, n: number, env: NodeJS.ProcessEnv): Sample {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
   const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
-  const r = timed(process.execPath, [
-    BIN,
-    'pgbench',
-    ...args,
-    '--db',
-    url,
-    '--format',
-    'json',
-    '--no-history',
-  ]);
+  const r = timed(
+    process.execPath,
+    [BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history'],
+    env,
+  );
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
     client_cpu: { us_per_query: number };
@@ -139,24 +154,34 @@ function dbsmackPgbench(url: string, n: number): Sample {
   };
 }
 
-function dbsmack(workload: string, url: string, n: number, args: string[] = []): Sample {
-  const r = timed(process.execPath, [
-    BIN,
-    'run',
-    workload,
-    '--db',
-    url,
-    ...args,
-    '--threads',
-    String(n),
-    '--time',
-    String(TIME),
-    '--format',
-    'json',
-    '--no-history',
-    '-q',
-    ...EXTRA,
-  ]);
+function dbsmack(
+  env: NodeJS.ProcessEnv,
+  workload: string,
+  url: string,
+  n: number,
+  args: string[] = [],
+): Sample {
+  const r = timed(
+    process.execPath,
+    [
+      BIN,
+      'run',
+      workload,
+      '--db',
+      url,
+      ...args,
+      '--threads',
+      String(n),
+      '--time',
+      String(TIME),
+      '--format',
+      'json',
+      '--no-history',
+      '-q',
+      ...EXTRA,
+    ],
+    env,
+  );
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
     client_cpu: { us_per_query: number };
@@ -207,7 +232,7 @@ interface Pair {
   /** The server's driver when it runs on this machine (then its CPU is measured too). */
   server?: string;
   runPeer: () => Sample;
-  runDbsmack: () => Sample;
+  runDbsmack: (env: NodeJS.ProcessEnv) => Sample;
 }
 
 const pairs: Pair[] = [];
@@ -221,7 +246,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
+      runDbsmack: (env) => dbsmack(env, 'oltp_point_select', url, n, sysbenchArgs),
     });
   }
   if (ONLY.has('postgres')) {
@@ -232,7 +257,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: () => dbsmack('oltp_point_select', url, n, sysbenchArgs),
+      runDbsmack: (env) => dbsmack(env, 'oltp_point_select', url, n, sysbenchArgs),
     });
   }
   if (ONLY.has('pgbench')) {
@@ -243,7 +268,8 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => pgbench(url, n),
-      runDbsmack: () => dbsmack(path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
+      runDbsmack: (env) =>
+        dbsmack(env, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
     });
     pairs.push({
       name: 'postgres pgbench -S script',
@@ -251,7 +277,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => pgbench(url, n),
-      runDbsmack: () => dbsmackPgbench(url, n),
+      runDbsmack: (env) => dbsmackPgbench(url, n, env),
     });
   }
 }
@@ -262,7 +288,7 @@ if (ONLY.has('sqlite')) {
     peer: 'bare better-sqlite3',
     clients: 1,
     runPeer: () => bareSqlite(file),
-    runDbsmack: () => dbsmack('select1', `sqlite:${file}`, 1),
+    runDbsmack: (env) => dbsmack(env, 'select1', `sqlite:${file}`, 1),
   });
 }
 
@@ -294,6 +320,7 @@ const header = [
   'dbsmack µs/q measured part',
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
+  ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
 console.log(
@@ -302,14 +329,18 @@ console.log(
 console.log(header.join('\t'));
 for (const p of pairs) {
   const peer: Sample[] = [];
-  const ours: Sample[] = [];
-  const ratios: number[] = [];
+  // ours[v][round]: each variant's runs, each after the same peer run of its round.
+  const ours: Sample[][] = VARIANTS.map(() => []);
   for (let i = 0; i < REPEAT; i++) {
-    const a = withMachine(p.server, p.runPeer);
-    const b = withMachine(p.server, p.runDbsmack);
-    peer.push(a);
-    ours.push(b);
-    ratios.push(b.qps / a.qps);
+    peer.push(withMachine(p.server, p.runPeer));
+    // Variants in turn, their order reversed every other round, so that none always runs right after the peer.
+    const order = VARIANTS.map((_, k) => k);
+    if (i % 2 === 1) order.reverse();
+    const got: Sample[] = [];
+    for (const k of order) got[k] = withMachine(p.server, () => p.runDbsmack((VARIANTS[k] as Variant).env));
+    got.forEach((s, k) => {
+      ours[k]?.push(s);
+    });
   }
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
   const srv = (s: Sample[]): string =>
@@ -319,21 +350,29 @@ for (const p of pairs) {
   // Each run's own figure, in run order: the wake-ups vary from run to run with the throughput.
   const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
   const pq = median(peer.map((s) => s.qps));
-  const oq = median(ours.map((s) => s.qps));
-  console.log(
-    [
-      `${p.name} (${p.peer})`,
-      String(p.clients),
-      `${f0(pq)} ${spread(peer.map((s) => s.qps))}`,
-      `${f0(oq)} ${spread(ours.map((s) => s.qps))}`,
-      `${f2(median(ratios))} [${ratios.map(f2).join(' ')}]`,
-      f1(cpu(peer)),
-      f1(cpu(ours)),
-      f2(cpu(ours) / cpu(peer)),
-      f1(median(ours.map((s) => s.runUs ?? 0))),
-      `${srv(peer)} / ${srv(ours)}`,
-      `[${ipi(peer)}] / [${ipi(ours)}]`,
-    ].join('\t'),
-  );
+  const first = ours[0] ?? [];
+  VARIANTS.forEach((v, k) => {
+    const mine = ours[k] ?? [];
+    const ratios = mine.map((s, i) => s.qps / (peer[i] as Sample).qps);
+    const vsFirst = k === 0 ? [] : mine.map((s, i) => s.qps / (first[i] as Sample).qps);
+    console.log(
+      [
+        `${p.name} (${p.peer})${v.label === '' ? '' : ` [${v.label}]`}`,
+        String(p.clients),
+        `${f0(pq)} ${spread(peer.map((s) => s.qps))}`,
+        `${f0(median(mine.map((s) => s.qps)))} ${spread(mine.map((s) => s.qps))}`,
+        `${f2(median(ratios))} [${ratios.map(f2).join(' ')}]`,
+        f1(cpu(peer)),
+        f1(cpu(mine)),
+        f2(cpu(mine) / cpu(peer)),
+        f1(median(mine.map((s) => s.runUs ?? 0))),
+        `${srv(peer)} / ${srv(mine)}`,
+        `[${ipi(peer)}] / [${ipi(mine)}]`,
+        ...(VARIANTS.length > 1
+          ? [k === 0 ? '-' : `${f2(median(vsFirst))} [${vsFirst.map(f2).join(' ')}]`]
+          : []),
+      ].join('\t'),
+    );
+  });
 }
 rmSync(TMP, { recursive: true, force: true });

@@ -13,8 +13,9 @@
 // pg-wire-decode.ts. The framing and end-of-response rules here mirror those two files (MysqlPacketReader,
 // onResultPacket, onPrepareOk; PgMessageReader, tagCount, onReadyForQuery).
 //
-// Why design B (epoll driven from the load worker's own thread). Measured with bench/native-floor.ts, the
-// raw point select of bench/node-floor.ts on this 2-core machine (see README, Performance):
+// Why design B (epoll driven from the load worker's own thread), and D where it does better (below).
+// Measured with bench/native-floor.ts, the raw point select of bench/node-floor.ts on this 2-core machine
+// (see README, Performance):
 //  (A) a thread per connection with blocking send/recv, completions handed to the JS thread through a
 //      mutex + condition variable: every statement costs two cross-thread wake-ups (submit wakes the I/O
 //      thread, the completion wakes the JS thread), each a futex and a context switch on a machine whose
@@ -51,16 +52,23 @@
 // deferred task work cost more than the wake-up they save. The same rings waiting for one completion
 // (epoll's behaviour): MariaDB 8 clients 26-29k against 21-32k, 32 clients 22-26k against 24-28k,
 // PostgreSQL 8 clients 37-44k against 34-44k: no better than epoll, not kept.
-// Kept opt-in (2026-12-02, DBSMACK_NATIVE_DESIGN=2): D, B for single statements and each statement batch
-// run on its connection's own thread with blocking send/recv (the descriptor stays blocking; B's calls pass
-// MSG_DONTWAIT), the connection out of the worker's epoll set while its batch runs, the batch's end handed
-// back through an eventfd. On a faster 2-core guest (sysbench 80-110k q/s on MariaDB at 8 clients), where B
-// ran at 0.71-0.87 of sysbench with 0.19-0.41 cross-CPU wake-ups per query against sysbench's 0.02-0.22
-// (and `--workers 8` at 8 clients, one connection per worker, reached 1.01 with 0.04-0.07), bench/peers
-// --time 8, MariaDB, two rounds: D 1.10 at 8 clients, 0.94 at 32 (client CPU ratio 0.88 and 1.17) against
-// B's 0.71 and 0.73 (1.69 and 1.55) in the same session; PostgreSQL, one round: D 0.66 at 8, 1.23 at 32
-// against B 1.12 and 0.92. Not the default until longer A B series on both servers and the fault tests
-// under it say so.
+// D, B for single statements and each statement batch run on its connection's own thread with blocking
+// send/recv (the descriptor stays blocking; B's calls pass MSG_DONTWAIT), the connection out of the worker's
+// epoll set while its batch runs, the batch's end handed back through an eventfd (2026-12-02). On a faster
+// 2-core guest (sysbench 60-110k q/s on MariaDB at 8 clients), where B ran at 0.71-0.88 of sysbench with
+// 0.09-0.41 cross-CPU wake-ups per query against sysbench's 0.01-0.22, bench/peers --time 8 --repeat 6
+// --variant DBSMACK_NATIVE_DESIGN=0 --variant DBSMACK_NATIVE_DESIGN=2 (B and D after the same peer run, in
+// turn), D's q/s against B's: 1 client 1.06 (MariaDB), 1.04 (PostgreSQL, sysbench), 1.04 (pgbench -S), at
+// 3-8% less client CPU per query; 8 clients (4 per worker) MariaDB 1.19 [1.01-1.33] at 0.97 of sysbench's
+// CPU per query against B's 1.07, but PostgreSQL 0.82 [0.73-0.97] and pgbench 0.87-0.89 at 1.32-1.53 of the
+// peer's CPU against B's 1.04-1.18; 32 clients MariaDB 0.95 [0.80-1.11], PostgreSQL 0.92, both costlier.
+// A MariaDB server thread answers its one client as sysbench's thread does, and a blocked client thread
+// woken by that answer keeps the pair on one CPU; PostgreSQL's backends answer faster than B's loop comes
+// round, and a thread per connection there wakes once per statement where B's loop collects several.
+// C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
+// So the default, design 3, chooses per batch (batchOnThread): D where the worker has one connection, and
+// for MySQL up to 8 per worker; B elsewhere. Against B, --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 /
+// 1.01 / 1.02, PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 
 #include <node_api.h>
 #include <uv.h>
@@ -171,12 +179,13 @@ struct Conn {
   std::vector<uint8_t> wq;
   size_t wqOff = 0;
 
-  // A batch (submitBatch, design B): statements sent one after another on this connection, each when the
+  // A batch (submitBatch, designs B and D): statements sent one after another on this connection, each when the
   // response to the one before is complete, without returning to JavaScript in between. Each statement's
   // result goes into JavaScript's Float64Array `bRes` as it completes: bRes[0] = statements with a result,
   // then per statement [status, value, latencyUs, endUs], endUs from the batch's submit. The array is a
-  // field of the JavaScript connection's batch, which keeps it alive while the batch is in flight; only
-  // this thread writes it, inside wait(), when no JavaScript runs.
+  // field of the JavaScript connection's batch, which keeps it alive while the batch is in flight. One
+  // thread writes it: the worker's inside wait(), when no JavaScript runs (B), or the connection's own (D),
+  // while JavaScript may read the count that covers finished entries (an interval's harvest; see complete()).
   bool inBatch = false;
   bool bAdvance = false;  // the statement before completed: send the next (after the parse returns)
   int bKind = 0;
@@ -207,7 +216,8 @@ struct Conn {
 
 struct Core {
   int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection); 2: D (B + batches
-                   // on a thread per connection)
+                   // on a thread per connection); 3: B or D for each batch (batchOnThread, the default)
+  int live = 0;    // connections open
   int ep = -1;
   int uvFd = -1;
   int evFd = -1;  // design D: the batch threads' completions are waiting in `queue`
@@ -767,6 +777,28 @@ void ioThread(Conn* c) {
 
 // ---- design D: a batch on its connection's own thread -------------------------------------------------------
 
+// Whether this batch runs on the connection's own thread (D) or from wait() on the worker's thread (B).
+// Design 3 chooses per batch, from what was measured (bench/peers --variant, six rounds, see the top of this
+// file): D where the worker has one connection (either protocol: 1.04-1.06 of B's q/s at 8-10% less client
+// CPU per query), and for MySQL up to MYSQL_THREADED connections (MariaDB at 4 per worker: 1.19 of B's q/s at
+// 9% less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at 4 per
+// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more).
+constexpr int MYSQL_THREADED = 8;
+// Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
+// batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
+// x86 does not reorder with each other). Elsewhere every batch runs as in B.
+bool batchOnThread(const Conn* c) {
+#if defined(__x86_64__) || defined(__i386__)
+  const Core* core = c->core;
+  if (core->design == 2) return true;
+  if (core->design != 3) return false;
+  return core->live == 1 || (c->proto == P_MYSQL && core->live <= MYSQL_THREADED);
+#else
+  (void)c;
+  return false;
+#endif
+}
+
 // Blocking send of a whole statement (the descriptor is blocking in design D). False when the peer is gone.
 bool sendAll(Conn* c, const uint8_t* b, size_t n) {
   while (n > 0) {
@@ -869,34 +901,42 @@ void FinalizeCore(napi_env, void* data, void*) {
   delete core;
 }
 
-// init(design): 0 = epoll on this thread (B), 1 = a thread per connection (A).
+// init(design): 0 = epoll on this thread (B), 1 = a thread per connection (A), 2 = B with every batch on its
+// connection's own thread (D), 3 = B or D for each batch (batchOnThread).
 napi_value Init(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (tcore != nullptr) return undefinedValue(env);
-  tcore = new Core();
-  napi_set_instance_data(env, tcore, FinalizeCore, nullptr);
-  tcore->design = argc > 0 ? intArg(env, argv[0]) : 0;
-  tcore->ep = epoll_create1(EPOLL_CLOEXEC);
-  if (throwIf(env, tcore->ep < 0, strerror(errno))) return nullptr;
-  if (tcore->design == 2) {
+  int design = argc > 0 ? intArg(env, argv[0]) : 0;
+  if (tcore != nullptr) {
+    // Again (tests: the same thread measures each design): only while no connection is open, because a
+    // descriptor is opened blocking or not for the design of its time.
+    if (throwIf(env, tcore->live != 0 && design != tcore->design, "init: connections are open")) return nullptr;
+    tcore->design = design;
+  } else {
+    tcore = new Core();
+    napi_set_instance_data(env, tcore, FinalizeCore, nullptr);
+    tcore->design = design;
+    tcore->ep = epoll_create1(EPOLL_CLOEXEC);
+    if (throwIf(env, tcore->ep < 0, strerror(errno))) return nullptr;
+    // libuv's own epoll descriptor: readable when the event loop has work (a message from the main thread).
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(env, &loop);
+    if (loop != nullptr) {
+      tcore->uvFd = uv_backend_fd(loop);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = UINT64_MAX;
+      if (tcore->uvFd >= 0) epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->uvFd, &ev);
+    }
+  }
+  if (tcore->design >= 2 && tcore->evFd < 0) {
     tcore->evFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (throwIf(env, tcore->evFd < 0, strerror(errno))) return nullptr;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = UINT64_MAX - 1;
     epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->evFd, &ev);
-  }
-  // libuv's own epoll descriptor: readable when the event loop has work (a message from the main thread).
-  uv_loop_t* loop = nullptr;
-  napi_get_uv_event_loop(env, &loop);
-  if (loop != nullptr) {
-    tcore->uvFd = uv_backend_fd(loop);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = UINT64_MAX;
-    if (tcore->uvFd >= 0) epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->uvFd, &ev);
   }
   return undefinedValue(env);
 }
@@ -916,6 +956,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
   // The descriptor shares its file description with the one libuv made non-blocking.
   // Design B's calls pass MSG_DONTWAIT; designs A and D block in their threads.
   fcntl(own, F_SETFL, tcore->design == 0 ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
+  tcore->live++;
   Conn* c = new Conn();
   c->core = tcore;
   c->fd = own;
@@ -1054,7 +1095,7 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return undefinedValue(env);
   }
   c->bAdvance = true;
-  if (tcore->design == 2) {
+  if (batchOnThread(c)) {
     dropFromEpoll(c);
     c->threaded = true;
     if (!c->thread.joinable()) c->thread = std::thread(batchThread, c);
@@ -1136,7 +1177,7 @@ void closeConn(Conn* c) {
     if (c->thread.joinable()) c->thread.join();
   }
   if (core->design != 1) dropFromEpoll(c);
-  if (core->design == 2) {
+  if (core->evFd >= 0) {
     std::lock_guard<std::mutex> g(core->m);
     for (auto it = core->queue.begin(); it != core->queue.end();)
       it = it->id == c->id ? core->queue.erase(it) : it + 1;
@@ -1151,6 +1192,7 @@ void closeConn(Conn* c) {
   }
   core->conns[c->id] = nullptr;
   core->freeIds.push_back(c->id);
+  core->live--;
   delete c;
 }
 

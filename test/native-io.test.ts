@@ -8,12 +8,13 @@
  * builds it).
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
-import { nativeUnavailable } from '../src/driver/native-core.ts';
+import { nativeUnavailable, useNativeDesign } from '../src/driver/native-core.ts';
 import { BATCH_MAX, StatementBatch } from '../src/driver/statement-batch.ts';
 import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
@@ -347,104 +348,125 @@ function batchOf(stmt: PreparedStatement, params: unknown[][], budgetUs = 1e6): 
   return b;
 }
 
-for (const driver of ['mysql', 'postgres'] as const) {
-  test(`native io (${driver}): a batch runs its statements in turn, each timed, and ends at its deadline or first error`, async (t) => {
-    if (!needNative(t)) return;
-    const target = await needServer(t, driver);
-    if (!target) return;
-    const table = `native_batch_${driver}_${process.pid}`;
-    const nat = await load(withIo(target, 'native'));
-    const js = await load(withIo(target, 'js'));
-    try {
-      assert.equal(typeof nat.runBatch, 'function');
-      assert.equal(js.runBatch, undefined, 'only native connections batch');
-      await nat.query(`DROP TABLE IF EXISTS ${table}`);
-      await nat.query(`CREATE TABLE ${table} (id INT PRIMARY KEY)`);
-      const ins = await nat.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
-      // every statement's result: affected rows, its own time, ends in order
-      const b = batchOf(ins, [[1], [2], [3], [4]]);
-      await nat.runBatch?.(b);
-      assert.equal(b.done, 4);
-      assert.equal(b.error, undefined);
-      for (let i = 0; i < 4; i++) {
-        assert.equal(b.status(i), 0);
-        assert.equal(b.value(i), 1);
-        assert.ok(b.latencyUs(i) > 0 && b.latencyUs(i) <= b.endUs(i), `statement ${i} timed`);
-        if (i > 0) assert.ok(b.endUs(i) >= b.endUs(i - 1) + b.latencyUs(i) - 1, 'one at a time');
-      }
-      const sel = await nat.prepare(`SELECT id FROM ${table} WHERE id <= ?`);
-      const rows = batchOf(sel, [[0], [2], [4]]);
-      await nat.runBatch?.(rows);
-      assert.deepEqual([rows.value(0), rows.value(1), rows.value(2)], [0, 2, 4], 'rows counted');
-      // a deadline already passed: the first statement runs, no other starts
-      const late = batchOf(sel, [[1], [1], [1]], 0);
-      await nat.runBatch?.(late);
-      assert.equal(late.done, 1);
-      assert.equal(late.error, undefined);
-      // a server error mid-batch ends it there, classified as on the per-statement path
-      const dup = batchOf(ins, [[10], [11], [1], [12]]);
-      await nat.runBatch?.(dup);
-      assert.equal(dup.done, 3);
-      assert.deepEqual([dup.status(0), dup.status(1), dup.status(2)], [0, 0, 1]);
-      const single = await js.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
-      const perStatement = await single.run([1]).then(
-        () => assert.fail('a duplicate key'),
-        (e: DbError) => ({ kind: e.kind, code: e.code, sqlState: e.sqlState }),
-      );
-      const err = dup.error as DbError;
-      assert.deepEqual({ kind: err.kind, code: err.code, sqlState: err.sqlState }, perStatement);
-      await single.close();
-      // the connection goes on after the error
-      const after = batchOf(sel, [[12]]);
-      await nat.runBatch?.(after);
-      assert.equal(after.value(0), 6, 'rows 1..4, 10 and 11: 12 never ran');
-      await ins.close();
-      await sel.close();
-      await nat.query(`DROP TABLE ${table}`);
-    } finally {
-      await Promise.all([js.close(), nat.close()]);
-    }
-  });
+// Both ways the core runs a batch: from the worker's epoll_wait (B) and on the connection's own thread (D);
+// the default chooses between them per batch (one connection: D).
+const DESIGNS = [
+  ['epoll', 0],
+  ['thread', 2],
+] as const;
 
-  test(`native io (${driver}): a session killed in the middle of a batch ends it with kind reconnect`, async (t) => {
-    if (!needNative(t)) return;
-    const target = await needServer(t, driver);
-    if (!target) return;
-    const a = await load(withIo(target, 'native'));
-    const d = await loadDriver(driver);
-    const admin = await d.connect(target, { connectTimeoutMs: 5000 });
-    try {
-      const sleep = await a.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
-      const b = batchOf(sleep, [[0], [0], [10], [0]]);
-      const running = a.runBatch?.(b);
-      await until(async () => {
-        const rows =
-          driver === 'mysql'
-            ? await admin.all(
-                `SELECT 1 AS x FROM information_schema.processlist WHERE id = ? AND time_ms > 0 AND info LIKE 'SELECT SLEEP%'`,
-                [a.sessionId],
-              )
-            : await admin.all(
-                `SELECT 1 AS x FROM pg_stat_activity WHERE pid = ? AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
-                [a.sessionId],
-              );
-        return rows.length > 0 && b.done === 2;
-      }, 'the third statement to run');
-      await (driver === 'mysql'
-        ? admin.query(`KILL ${Number(a.sessionId)}`)
-        : admin.query(`SELECT pg_terminate_backend(${Number(a.sessionId)})`));
-      await running;
-      assert.equal(b.done, 3);
-      assert.equal(b.status(2), 3, 'lost');
-      assert.equal(b.error?.kind, 'reconnect');
-      const again = batchOf(sleep, [[0]]);
-      await a.runBatch?.(again);
-      assert.equal(again.error?.kind, 'reconnect', 'a later batch fails with the connection');
-    } finally {
-      await Promise.all([a.close(), admin.close()]);
-    }
-  });
+/** Run the test's native connections on `design`, and on the environment's design after it. */
+function onDesign(t: TestContext, design: number): void {
+  useNativeDesign(design);
+  t.after(() => useNativeDesign(undefined));
 }
+
+for (const [how, design] of DESIGNS)
+  for (const driver of ['mysql', 'postgres'] as const) {
+    test(`native io (${driver}, batches ${how}): a batch runs its statements in turn, each timed, and ends at its deadline or first error`, async (t) => {
+      if (!needNative(t)) return;
+      const target = await needServer(t, driver);
+      if (!target) return;
+      onDesign(t, design);
+      const table = `native_batch_${driver}_${process.pid}`;
+      const nat = await load(withIo(target, 'native'));
+      const js = await load(withIo(target, 'js'));
+      try {
+        assert.equal(typeof nat.runBatch, 'function');
+        assert.equal(js.runBatch, undefined, 'only native connections batch');
+        assert.throws(() => useNativeDesign(2 - design), /init: connections are open/);
+        await nat.query(`DROP TABLE IF EXISTS ${table}`);
+        await nat.query(`CREATE TABLE ${table} (id INT PRIMARY KEY)`);
+        const ins = await nat.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
+        // every statement's result: affected rows, its own time, ends in order
+        const b = batchOf(ins, [[1], [2], [3], [4]]);
+        const threads = (): number => readdirSync('/proc/self/task').length;
+        const before = threads();
+        await nat.runBatch?.(b);
+        // design D runs it on a thread of the connection's own, which stays until the connection closes
+        if (design === 2) assert.ok(threads() > before, `a thread for the batch: ${before} → ${threads()}`);
+        assert.equal(b.done, 4);
+        assert.equal(b.error, undefined);
+        for (let i = 0; i < 4; i++) {
+          assert.equal(b.status(i), 0);
+          assert.equal(b.value(i), 1);
+          assert.ok(b.latencyUs(i) > 0 && b.latencyUs(i) <= b.endUs(i), `statement ${i} timed`);
+          if (i > 0) assert.ok(b.endUs(i) >= b.endUs(i - 1) + b.latencyUs(i) - 1, 'one at a time');
+        }
+        const sel = await nat.prepare(`SELECT id FROM ${table} WHERE id <= ?`);
+        const rows = batchOf(sel, [[0], [2], [4]]);
+        await nat.runBatch?.(rows);
+        assert.deepEqual([rows.value(0), rows.value(1), rows.value(2)], [0, 2, 4], 'rows counted');
+        // a deadline already passed: the first statement runs, no other starts
+        const late = batchOf(sel, [[1], [1], [1]], 0);
+        await nat.runBatch?.(late);
+        assert.equal(late.done, 1);
+        assert.equal(late.error, undefined);
+        // a server error mid-batch ends it there, classified as on the per-statement path
+        const dup = batchOf(ins, [[10], [11], [1], [12]]);
+        await nat.runBatch?.(dup);
+        assert.equal(dup.done, 3);
+        assert.deepEqual([dup.status(0), dup.status(1), dup.status(2)], [0, 0, 1]);
+        const single = await js.prepare(`INSERT INTO ${table} (id) VALUES (?)`);
+        const perStatement = await single.run([1]).then(
+          () => assert.fail('a duplicate key'),
+          (e: DbError) => ({ kind: e.kind, code: e.code, sqlState: e.sqlState }),
+        );
+        const err = dup.error as DbError;
+        assert.deepEqual({ kind: err.kind, code: err.code, sqlState: err.sqlState }, perStatement);
+        await single.close();
+        // the connection goes on after the error
+        const after = batchOf(sel, [[12]]);
+        await nat.runBatch?.(after);
+        assert.equal(after.value(0), 6, 'rows 1..4, 10 and 11: 12 never ran');
+        await ins.close();
+        await sel.close();
+        await nat.query(`DROP TABLE ${table}`);
+      } finally {
+        await Promise.all([js.close(), nat.close()]);
+      }
+    });
+
+    test(`native io (${driver}, batches ${how}): a session killed in the middle of a batch ends it with kind reconnect`, async (t) => {
+      if (!needNative(t)) return;
+      const target = await needServer(t, driver);
+      if (!target) return;
+      onDesign(t, design);
+      const a = await load(withIo(target, 'native'));
+      const d = await loadDriver(driver);
+      const admin = await d.connect(target, { connectTimeoutMs: 5000 });
+      try {
+        const sleep = await a.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
+        const b = batchOf(sleep, [[0], [0], [10], [0]]);
+        const running = a.runBatch?.(b);
+        await until(async () => {
+          const rows =
+            driver === 'mysql'
+              ? await admin.all(
+                  `SELECT 1 AS x FROM information_schema.processlist WHERE id = ? AND time_ms > 0 AND info LIKE 'SELECT SLEEP%'`,
+                  [a.sessionId],
+                )
+              : await admin.all(
+                  `SELECT 1 AS x FROM pg_stat_activity WHERE pid = ? AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+                  [a.sessionId],
+                );
+          return rows.length > 0 && b.done === 2;
+        }, 'the third statement to run');
+        await (driver === 'mysql'
+          ? admin.query(`KILL ${Number(a.sessionId)}`)
+          : admin.query(`SELECT pg_terminate_backend(${Number(a.sessionId)})`));
+        await running;
+        assert.equal(b.done, 3);
+        assert.equal(b.status(2), 3, 'lost');
+        assert.equal(b.error?.kind, 'reconnect');
+        const again = batchOf(sleep, [[0]]);
+        await a.runBatch?.(again);
+        assert.equal(again.error?.kind, 'reconnect', 'a later batch fails with the connection');
+      } finally {
+        await Promise.all([a.close(), admin.close()]);
+      }
+    });
+  }
 
 test('native io: a StatementBatch keeps its statements end to end, grows, and holds at most BATCH_MAX', () => {
   const b = new StatementBatch();
@@ -515,6 +537,8 @@ for (const driver of ['mysql', 'postgres'] as const) {
       const out: Record<string, unknown> = {};
       for (const [arm, env] of [
         ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+        ['batch epoll', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '0' }],
+        ['batch thread', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2' }],
         ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
         ['js', { DBSMACK_IO: 'js' }],
       ] as const) {
@@ -525,10 +549,13 @@ for (const driver of ['mysql', 'postgres'] as const) {
         // the result says how many events ran in batches: most on the batch arm (a client's first event,
         // and events drawn for a batch its budget cut short, run on their own), none on the others
         const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? -1), 0);
-        if (arm === 'batch') assert.ok(batched > res.totals.events / 2, `${name}: ${batched} batched`);
+        if (arm.startsWith('batch'))
+          assert.ok(batched > res.totals.events / 2, `${name} ${arm}: ${batched} batched`);
         else assert.equal(batched, 0, `${name} ${arm}`);
       }
       assert.deepEqual(out.batch, out.js, name);
+      assert.deepEqual(out['batch epoll'], out.js, `${name} epoll`);
+      assert.deepEqual(out['batch thread'], out.js, `${name} thread`);
       assert.deepEqual(out['per statement'], out.js, name);
     }
     // by time, with intervals: the intervals add up, nothing is lost at the deadline

@@ -109,7 +109,7 @@ function core(): Addon {
   const a = nativeAddon();
   if (a === undefined) throw new Error(loadError);
   if (!started) {
-    a.init(Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0));
+    a.init(nativeDesign());
     started = true;
   }
   return a;
@@ -162,11 +162,35 @@ export function submitBatchNative(
 }
 
 /**
- * Whether the core runs batches (design B, the default, and D, `DBSMACK_NATIVE_DESIGN=2`, an experiment:
- * batches on a thread per connection; design A is kept only for bench/native-floor).
+ * The core's design (native/dbsmack_io.cc, top comment): 3, the default, runs each statement batch either from
+ * the worker's epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by
+ * protocol and by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1
+ * (A, no batches: kept for bench/native-floor) makes one design run everywhere, to measure it.
  */
+let design: number | undefined;
+function nativeDesign(): number {
+  if (design === undefined) {
+    const d = Number(process.env.DBSMACK_NATIVE_DESIGN ?? 3);
+    design = Number.isInteger(d) && d >= 0 && d <= 3 ? d : 3;
+  }
+  return design;
+}
+
+/**
+ * Tests: run this thread's later native connections on design `d` (undefined: the environment's again).
+ * Only while the thread has none open.
+ */
+export function useNativeDesign(d: number | undefined): void {
+  const a = core();
+  design = undefined;
+  const next = d ?? nativeDesign();
+  a.init(next);
+  design = next;
+}
+
+/** Whether the core runs statement batches (every design but A). */
 export function batchesSupported(): boolean {
-  return Number(process.env.DBSMACK_NATIVE_DESIGN ?? 0) !== 1;
+  return nativeDesign() !== 1;
 }
 
 /** The error or raw response bytes of a connection's last completion. */

@@ -37,6 +37,8 @@ import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import {
   countRows,
+  DBSMACK_BIN,
+  dbsmackRunArgs,
   ensureDatabase,
   ensureSbtest,
   ipiCount,
@@ -49,7 +51,6 @@ import {
 } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
 
 const { values } = parseArgs({
   options: {
@@ -139,7 +140,7 @@ function dbsmackPgbench(url: string, n: number, env: NodeJS.ProcessEnv): Sample 
   const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
   const r = timed(
     process.execPath,
-    [BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history'],
+    [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history'],
     env,
   );
   const res = JSON.parse(r.stdout) as {
@@ -163,23 +164,7 @@ function dbsmack(
 ): Sample {
   const r = timed(
     process.execPath,
-    [
-      BIN,
-      'run',
-      workload,
-      '--db',
-      url,
-      ...args,
-      '--threads',
-      String(n),
-      '--time',
-      String(TIME),
-      '--format',
-      'json',
-      '--no-history',
-      '-q',
-      ...EXTRA,
-    ],
+    [...dbsmackRunArgs(workload, url, n, TIME, args), '--no-history', '-q', ...EXTRA],
     env,
   );
   const res = JSON.parse(r.stdout) as {

@@ -11,14 +11,10 @@
  * not the tests', not bench/peers' (`dbsmack_perf`).
  */
 import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
-import { ensureDatabase } from './tools.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
+import { dbsmackRunArgs, ensureDatabase } from './tools.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,21 +48,7 @@ function sysbenchQps(out: string): number {
 function dbsmackQps(workload: string, url: string, n: number): number {
   const r = spawnSync(
     process.execPath,
-    [
-      BIN,
-      'run',
-      workload,
-      '--db',
-      url,
-      '--table-size',
-      size,
-      '--threads',
-      String(n),
-      '--time',
-      time,
-      '--format',
-      'json',
-    ],
+    dbsmackRunArgs(workload, url, n, Number(time), ['--table-size', size]),
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new Error(`dbsmack ${workload} failed:\n${r.stderr}`);

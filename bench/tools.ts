@@ -12,6 +12,36 @@ import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
 
 type Target = ReturnType<typeof parseTarget>;
 
+/** dbsmack's command, as a user runs it. */
+export const DBSMACK_BIN = path.join(path.resolve(import.meta.dirname, '..'), 'bin', 'dbsmack.js');
+
+/**
+ * The arguments of `node` for `dbsmack run WORKLOAD --db URL EXTRA… --threads N --time S --format json`
+ * (sysbench's option names, so that one line reads as the peer's).
+ */
+export function dbsmackRunArgs(
+  workload: string,
+  url: string,
+  threads: number,
+  time: number,
+  extra: string[] = [],
+): string[] {
+  return [
+    DBSMACK_BIN,
+    'run',
+    workload,
+    '--db',
+    url,
+    ...extra,
+    '--threads',
+    String(threads),
+    '--time',
+    String(time),
+    '--format',
+    'json',
+  ];
+}
+
 /** One peer or dbsmack run: what the tool reported and what the kernel charged its process. */
 export interface Sample {
   qps: number;

@@ -21,9 +21,11 @@
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
- *        [--variant "VAR=VALUE …"]… (each round runs dbsmack once per variant, under those environment
- *        variables, after the same peer run: `--variant DBSMACK_NATIVE_DESIGN=0 --variant
- *        DBSMACK_NATIVE_DESIGN=2` compares two native designs; a row per variant, with its ratio to the first)
+ *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
+ *        environment variables and with those options, after the same peer run: `--variant
+ *        DBSMACK_NATIVE_DESIGN=0 --variant DBSMACK_NATIVE_DESIGN=2` compares two native designs, `--variant ""
+ *        --variant="--workers 4"` two worker counts (with "=" when the value starts with a dash); a row per
+ *        variant, with its ratio to the first; the options go to `dbsmack pgbench` too, in pgbench's words)
  *
  * The sbtest1 table (sysbench prepare) and pgbench_accounts (pgbench -i) are made once, when missing or of
  * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.
@@ -73,22 +75,30 @@ const REPEAT = Number(values.repeat);
 const CLIENTS = (values.clients as string).split(',').map((s) => Number(s.trim()));
 const ONLY = new Set((values.only as string).split(','));
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
-/** The dbsmack variants of each round: a label and the environment it runs under. */
+/**
+ * The dbsmack variants of each round: a label, the environment it runs under and options of its own (a word
+ * that starts with "-" and the words after it up to the next VAR=VALUE; they follow --dbsmack-args).
+ */
 interface Variant {
   label: string;
   env: NodeJS.ProcessEnv;
+  args: string[];
 }
 const VARIANTS: Variant[] = (values.variant as string[]).map((v) => {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const kv of v.split(/\s+/).filter((x) => x !== '')) {
-    const eq = kv.indexOf('=');
-    if (eq <= 0)
-      throw new Error(`--variant ${JSON.stringify(v)}: expected VAR=VALUE, got ${JSON.stringify(kv)}`);
-    env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  const args: string[] = [];
+  for (const w of v.split(/\s+/).filter((x) => x !== '')) {
+    const eq = w.indexOf('=');
+    if (w.startsWith('-') || (args.length > 0 && eq <= 0)) args.push(w);
+    else if (eq > 0) env[w.slice(0, eq)] = w.slice(eq + 1);
+    else
+      throw new Error(
+        `--variant ${JSON.stringify(v)}: expected VAR=VALUE or an option, got ${JSON.stringify(w)}`,
+      );
   }
-  return { label: v, env };
+  return { label: v === '' ? '(none)' : v, env, args };
 });
-if (VARIANTS.length === 0) VARIANTS.push({ label: '', env: process.env });
+if (VARIANTS.length === 0) VARIANTS.push({ label: '', env: process.env, args: [] });
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 
 /** One measured run; for dbsmack also its own figure. */
@@ -135,13 +145,13 @@ function pgbench(url: string, n: number): Sample {
 }
 
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
-function dbsmackPgbench(url: string, n: number, env: NodeJS.ProcessEnv): Sample {
+function dbsmackPgbench(url: string, n: number, v: Variant): Sample {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
   const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
   const r = timed(
     process.execPath,
-    [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history'],
-    env,
+    [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history', ...v.args],
+    v.env,
   );
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
@@ -155,17 +165,11 @@ function dbsmackPgbench(url: string, n: number, env: NodeJS.ProcessEnv): Sample 
   };
 }
 
-function dbsmack(
-  env: NodeJS.ProcessEnv,
-  workload: string,
-  url: string,
-  n: number,
-  args: string[] = [],
-): Sample {
+function dbsmack(v: Variant, workload: string, url: string, n: number, args: string[] = []): Sample {
   const r = timed(
     process.execPath,
-    [...dbsmackRunArgs(workload, url, n, TIME, args), '--no-history', '-q', ...EXTRA],
-    env,
+    [...dbsmackRunArgs(workload, url, n, TIME, args), '--no-history', '-q', ...EXTRA, ...v.args],
+    v.env,
   );
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
@@ -217,7 +221,7 @@ interface Pair {
   /** The server's driver when it runs on this machine (then its CPU is measured too). */
   server?: string;
   runPeer: () => Sample;
-  runDbsmack: (env: NodeJS.ProcessEnv) => Sample;
+  runDbsmack: (v: Variant) => Sample;
 }
 
 const pairs: Pair[] = [];
@@ -231,7 +235,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: (env) => dbsmack(env, 'oltp_point_select', url, n, sysbenchArgs),
+      runDbsmack: (v) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs),
     });
   }
   if (ONLY.has('postgres')) {
@@ -242,7 +246,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: (env) => dbsmack(env, 'oltp_point_select', url, n, sysbenchArgs),
+      runDbsmack: (v) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs),
     });
   }
   if (ONLY.has('pgbench')) {
@@ -253,8 +257,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => pgbench(url, n),
-      runDbsmack: (env) =>
-        dbsmack(env, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
+      runDbsmack: (v) => dbsmack(v, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
     });
     pairs.push({
       name: 'postgres pgbench -S script',
@@ -262,7 +265,7 @@ for (const n of CLIENTS) {
       clients: n,
       server: localServer(url),
       runPeer: () => pgbench(url, n),
-      runDbsmack: (env) => dbsmackPgbench(url, n, env),
+      runDbsmack: (v) => dbsmackPgbench(url, n, v),
     });
   }
 }
@@ -273,7 +276,7 @@ if (ONLY.has('sqlite')) {
     peer: 'bare better-sqlite3',
     clients: 1,
     runPeer: () => bareSqlite(file),
-    runDbsmack: (env) => dbsmack(env, 'select1', `sqlite:${file}`, 1),
+    runDbsmack: (v) => dbsmack(v, 'select1', `sqlite:${file}`, 1),
   });
 }
 
@@ -322,7 +325,7 @@ for (const p of pairs) {
     const order = VARIANTS.map((_, k) => k);
     if (i % 2 === 1) order.reverse();
     const got: Sample[] = [];
-    for (const k of order) got[k] = withMachine(p.server, () => p.runDbsmack((VARIANTS[k] as Variant).env));
+    for (const k of order) got[k] = withMachine(p.server, () => p.runDbsmack(VARIANTS[k] as Variant));
     got.forEach((s, k) => {
       ours[k]?.push(s);
     });

@@ -69,6 +69,11 @@
 // So the default, design 3, chooses per batch (batchOnThread): D where the worker has one connection, and
 // for MySQL up to 8 per worker; B elsewhere. Against B, --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 /
 // 1.01 / 1.02, PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
+// Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
+// their backends wake each other on the same CPU (1.25 wake-ups per query, 3 of 413,000 across CPUs); B in
+// a fast run, 1.09 per query, none across; D 1.45 per query, 24-39% of them across CPUs. Pinning each D
+// thread to a CPU (pthread_setaffinity_np, id modulo the CPUs) did not keep the backends with them: four
+// rounds at 8 clients, against B, MariaDB 1.04 and PostgreSQL 0.90 (D unpinned 1.02 and 0.96). Dropped.
 
 #include <node_api.h>
 #include <uv.h>

@@ -184,13 +184,14 @@ struct Conn {
   std::vector<uint8_t> wq;
   size_t wqOff = 0;
 
-  // A batch (submitBatch, designs B and D): statements sent one after another on this connection, each when the
-  // response to the one before is complete, without returning to JavaScript in between. Each statement's
-  // result goes into JavaScript's Float64Array `bRes` as it completes: bRes[0] = statements with a result,
-  // then per statement [status, value, latencyUs, endUs], endUs from the batch's submit. The array is a
-  // field of the JavaScript connection's batch, which keeps it alive while the batch is in flight. One
-  // thread writes it: the worker's inside wait(), when no JavaScript runs (B), or the connection's own (D),
-  // while JavaScript may read the count that covers finished entries (an interval's harvest; see complete()).
+  // A batch (submitBatch, designs B and D): statements sent one after another on this connection, each
+  // when the response to the one before is complete, without returning to JavaScript in between. Each
+  // statement's result goes into JavaScript's Float64Array `bRes` as it completes: bRes[0] = statements with
+  // a result, then per statement [status, value, latencyUs, endUs], endUs from the batch's submit. The
+  // array is a field of the JavaScript connection's batch, which keeps it alive while the batch is in
+  // flight. One thread writes it: the worker's inside wait(), when no JavaScript runs (B), or the
+  // connection's own (D), while JavaScript may read the count that covers finished entries (an interval's
+  // harvest; see complete()).
   bool inBatch = false;
   bool bAdvance = false;  // the statement before completed: send the next (after the parse returns)
   int bKind = 0;

@@ -161,30 +161,31 @@ export function submitBatchNative(
   }
 }
 
+let design: number | undefined;
+
 /**
  * The core's design (native/dbsmack_io.cc, top comment): 3, the default, runs each statement batch either from
  * the worker's epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by
  * protocol and by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1
  * (A, no batches: kept for bench/native-floor) makes one design run everywhere, to measure it.
  */
-let design: number | undefined;
 function nativeDesign(): number {
-  if (design === undefined) {
-    const d = Number(process.env.DBSMACK_NATIVE_DESIGN ?? 3);
-    design = Number.isInteger(d) && d >= 0 && d <= 3 ? d : 3;
-  }
+  design ??= envDesign();
   return design;
+}
+
+function envDesign(): number {
+  const d = Number(process.env.DBSMACK_NATIVE_DESIGN ?? 3);
+  return Number.isInteger(d) && d >= 0 && d <= 3 ? d : 3;
 }
 
 /**
  * Tests: run this thread's later native connections on design `d` (undefined: the environment's again).
- * Only while the thread has none open.
+ * Only while the thread has none open (the core throws otherwise, and the design stays).
  */
 export function useNativeDesign(d: number | undefined): void {
-  const a = core();
-  design = undefined;
-  const next = d ?? nativeDesign();
-  a.init(next);
+  const next = d ?? envDesign();
+  core().init(next);
   design = next;
 }
 

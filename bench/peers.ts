@@ -324,11 +324,7 @@ for (const p of pairs) {
     // Variants in turn, their order reversed every other round, so that none always runs right after the peer.
     const order = VARIANTS.map((_, k) => k);
     if (i % 2 === 1) order.reverse();
-    const got: Sample[] = [];
-    for (const k of order) got[k] = withMachine(p.server, () => p.runDbsmack(VARIANTS[k] as Variant));
-    got.forEach((s, k) => {
-      ours[k]?.push(s);
-    });
+    for (const k of order) ours[k]?.push(withMachine(p.server, () => p.runDbsmack(VARIANTS[k] as Variant)));
   }
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
   const srv = (s: Sample[]): string =>

@@ -14,11 +14,11 @@
  * 5–15%: only a median well away from 1 over several pairs says something.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { RunResult } from '../src/metrics/run-result.ts';
+import { benchArgs } from './args.ts';
 import { timed } from './tools.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     a: { type: 'string' },
     b: { type: 'string', default: '.' },

@@ -12,11 +12,11 @@
  * `--sysbench` alternates sysbench oltp_point_select with the same clients (A B) and prints its figures.
  */
 import { spawnSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
+import { benchArgs } from './args.ts';
 import { sysbenchPointSelect } from './tools.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     clients: { type: 'string', default: '1,8,32' },
     time: { type: 'string', default: '5' },

@@ -16,11 +16,11 @@
  * measuring stick, not a client.
  */
 import net from 'node:net';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
+import { benchArgs } from './args.ts';
 import { sysbenchPointSelect } from './tools.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     clients: { type: 'string', default: '1,8,32' },
     time: { type: 'string', default: '5' },

@@ -34,9 +34,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
+import { benchArgs } from './args.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -54,7 +54,7 @@ import {
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     time: { type: 'string', default: '5' },
     clients: { type: 'string', default: '1,8,32' },

@@ -8,7 +8,7 @@
  * event loop; a native call such as `writeBuffer` also counts the time the thread was preempted inside it.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 
 interface ProfileNode {
   id: number;
@@ -20,7 +20,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = benchArgs(import.meta.url, {
   options: { top: { type: 'string', default: '25' } },
   allowPositionals: true,
 });

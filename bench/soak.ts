@@ -19,14 +19,14 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
+import { benchArgs } from './args.ts';
 import { cliSql, ensureSbtest } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     time: { type: 'string', default: '600' },
     'big-time': { type: 'string', default: '30' },

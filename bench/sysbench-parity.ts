@@ -11,12 +11,12 @@
  * not the tests', not bench/peers' (`dbsmack_perf`).
  */
 import { spawnSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import { benchArgs } from './args.ts';
 import { dbsmackRunArgs, ensureDatabase } from './tools.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     time: { type: 'string', default: '10' },
     threads: { type: 'string', default: '1,4' },

@@ -11,10 +11,10 @@
  * `--root` imports the clients from another checkout (e.g. the main branch) for an A B comparison.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseTarget } from '../src/driver/url.ts';
+import { benchArgs } from './args.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     root: { type: 'string', default: path.resolve(import.meta.dirname, '..') },
     n: { type: 'string', default: '1000000' },

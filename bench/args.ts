@@ -1,0 +1,38 @@
+/**
+ * The command line of a bench script: node's parseArgs, plus `--help` (prints the script's head comment,
+ * which is where each script's usage is written) and an unknown or malformed option reported in one line
+ * with a pointer to `--help`, exit status 2, instead of a stack trace.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+/** The first block comment of a file, without its markers and leading stars. */
+export function headComment(file: string): string {
+  const m = /\/\*\*?([\s\S]*?)\*\//.exec(readFileSync(file, 'utf8'));
+  if (m === null) return '';
+  return `${(m[1] ?? '')
+    .split('\n')
+    .map((l) => l.replace(/^\s*\* ?/, ''))
+    .join('\n')
+    .trim()}\n`;
+}
+
+/** parseArgs for the script at `url` (its import.meta.url). */
+export function benchArgs<T extends ParseArgsConfig>(
+  url: string,
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  const file = fileURLToPath(url);
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(headComment(file));
+    process.exit(0);
+  }
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    process.stderr.write(`${file}: ${(e as Error).message} (--help shows the usage)\n`);
+    process.exit(2);
+  }
+}

@@ -1,52 +1,29 @@
 // Extracts the histograms' WebAssembly module (below), then bundles the compiled CLI (dist/cli/entry.js) and
-// the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, which bin/dbsmack.js runs when
-// it is there. Why: Node.js loads an ES module graph file by file (resolve, read, compile, link), and
-// dbsmack's start-up loaded some 150 files in the main thread and again in each load worker; the bundle is a
-// few dozen (one chunk per command loaded on demand, as main.ts's COMMANDS table asks: code splitting keeps
-// dynamic imports lazy), which saves about 0.06 s of CPU per run with two workers (README, Performance). npm
-// packages stay outside (imported from node_modules as before). The chunks sit two levels below the package's
-// root, as dist/<dir>/ files do, so paths taken from import.meta.url (the native addon, package.json,
-// worker-main.js beside its spawner) resolve the same. Without esbuild (an install that could not fetch it)
-// nothing is bundled and bin/dbsmack.js runs dist/cli/entry.js: never a harder install.
+// the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, each into one CommonJS file
+// (cli.cjs, worker-main.cjs), which bin/dbsmack.js and the worker's stub (worker.cjs) run through V8's code
+// cache (src/code-cache.ts, bundled alone as code-cache.cjs). Why: Node.js loads an ES module graph file by
+// file (resolve, read, compile, link), and compiles every function a run needs at every run; a single
+// CommonJS file is read and compiled at once, and from the second run of a kind on its functions come from
+// the cache (README, Performance: Start-up). The pure-JavaScript packages the CLI loads at every start
+// (commander, hdr-histogram-js) are bundled too; the others stay outside, imported from node_modules when
+// needed. Every `import()` goes through src/load-module.ts, which stays outside (load-module.cjs): Node.js
+// 20 cannot `import()` from code that came from V8's cache, and the build fails if a bundle would. The
+// bundles sit two levels below the package's root, as dist/<dir>/ files do, so paths taken from
+// import.meta.url (the native addon, package.json, the worker beside its spawner) resolve the same. Without
+// esbuild (an install that could not fetch it) nothing is bundled and bin/dbsmack.js runs dist/cli/entry.js:
+// never a harder install.
 //
-// The modules of the public API (dist/index.js and what it imports at run time: DbError, UsageError,
-// defineWorkload, oneStatement, the distributions) are not bundled: the bundle imports them from dist/, the
-// files a workload module's `import … from 'dbsmack'` loads too, so that there is one DbError class, one
-// UsageError, one oneStatement marker in the process, and `instanceof` in the engine holds for what a
-// module throws or returns.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The public API (dist/index.js: DbError, UsageError, defineWorkload, oneStatement, the distributions) is
+// bundled as well, so a workload module's `import … from 'dbsmack'` (the package's own files) and the
+// engine hold two copies of its classes: DbError and UserError answer `instanceof` for either copy
+// (src/errors.ts, src/driver/errors.ts).
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist', 'bundle');
 
-/** dist/index.js and the files it imports at run time (tsc leaves no type-only imports in its output). */
-function publicApi() {
-  const seen = new Set();
-  const walk = (file) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/^(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]/gms)) {
-      walk(path.resolve(path.dirname(file), m[1]));
-    }
-  };
-  walk(path.join(root, 'dist', 'index.js'));
-  return seen;
-}
-const shared = publicApi();
-const sharedApi = {
-  name: 'shared-public-api',
-  setup(build) {
-    build.onResolve({ filter: /^\./ }, (args) => {
-      const file = path.resolve(args.resolveDir, args.path);
-      if (!shared.has(file)) return undefined;
-      // every output file is in dist/bundle/: the same relative path from each
-      return { path: path.relative(out, file), external: true };
-    });
-  },
-};
 // The histograms' WebAssembly module, inflated once here rather than in every load worker at every run
 // (src/metrics/recording-histogram.ts reads it; without the file a worker inflates the package's copy).
 try {
@@ -71,24 +48,78 @@ try {
   process.exit(0);
 }
 rmSync(out, { recursive: true, force: true });
+/** Packages bundled into the CLI and the worker: pure JavaScript, loaded at every start. */
+const INLINE = new Set(['commander', '@commander-js/extra-typings', 'hdr-histogram-js']);
+const LOAD_MODULE = path.join(root, 'dist', 'load-module.js');
+const packagesOutside = {
+  name: 'packages-outside',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { path: args.path, external: true };
+      const name = args.path.startsWith('@')
+        ? args.path.split('/').slice(0, 2).join('/')
+        : args.path.split('/')[0];
+      return INLINE.has(name) ? undefined : { path: args.path, external: true };
+    });
+    // import() must stay out of the cached bundles (see the head of this file)
+    build.onResolve({ filter: /load-module\.js$/ }, (args) =>
+      path.resolve(args.resolveDir, args.path) === LOAD_MODULE
+        ? { path: './load-module.cjs', external: true }
+        : undefined,
+    );
+  },
+};
+const common = {
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  // import.meta.url of every bundled module is the bundle's own (two levels below the package's root)
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: 'var __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+};
 try {
-  await esbuild.build({
-    entryPoints: [
-      path.join(root, 'dist', 'cli', 'entry.js'),
-      path.join(root, 'dist', 'engine', 'worker-main.js'),
-    ],
+  const built = await esbuild.build({
+    ...common,
+    entryPoints: {
+      cli: path.join(root, 'dist', 'cli', 'entry.js'),
+      'worker-main': path.join(root, 'dist', 'engine', 'worker-main.js'),
+    },
     outdir: out,
-    entryNames: '[name]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
+    outExtension: { '.js': '.cjs' },
     sourcemap: 'linked',
-    logLevel: 'warning',
-    plugins: [sharedApi],
+    metafile: true,
+    plugins: [packagesOutside],
   });
+  for (const [file, o] of Object.entries(built.metafile.outputs)) {
+    const dynamic = o.imports.filter((i) => i.kind === 'dynamic-import' && i.external);
+    if (dynamic.length > 0) {
+      throw new Error(
+        `${file} would import() ${dynamic.map((i) => i.path).join(', ')}: go through src/load-module.ts instead`,
+      );
+    }
+  }
+  await esbuild.build({
+    ...common,
+    entryPoints: { 'code-cache': path.join(root, 'dist', 'code-cache.js') },
+    outdir: out,
+    outExtension: { '.js': '.cjs' },
+    plugins: [packagesOutside],
+  });
+  await esbuild.build({
+    ...common,
+    bundle: false,
+    entryPoints: { 'load-module': LOAD_MODULE },
+    outdir: out,
+    outExtension: { '.js': '.cjs' },
+  });
+  writeFileSync(
+    path.join(out, 'worker.cjs'),
+    "// A load worker of the CLI's bundle: the worker's bundle through the code cache kept for its driver.\n" +
+      "require('./code-cache.cjs').runBundle(require('node:path').join(__dirname, 'worker-main.cjs'), " +
+      "require('node:worker_threads').workerData?.codeCacheKey);\n",
+  );
 } catch (e) {
   // A bundle that cannot be made is no reason to fail an install: dist/ runs as tsc wrote it.
   rmSync(out, { recursive: true, force: true });

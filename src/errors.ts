@@ -39,6 +39,28 @@ const CODE_OF_EXIT: Record<number, string> = {
   [EXIT.threshold]: 'THRESHOLD',
 };
 
+/** Whether `value` is an object that carries `brand` (on itself or its prototypes). */
+function isBranded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
+
+/**
+ * Make `instanceof cls` hold for an instance of any copy of the module that defines `cls`, by `brand` (a
+ * `Symbol.for` name) on its prototype: the CLI runs from a bundle of its own (scripts/bundle.js) while a
+ * workload module's `import … from 'dbsmack'` loads the package's files, and each has its own classes.
+ * Subclasses keep the ordinary check.
+ */
+export function brandInstances(cls: abstract new (...args: never[]) => object, brand: symbol): void {
+  Object.defineProperty(cls.prototype, brand, { value: true });
+  Object.defineProperty(cls, Symbol.hasInstance, {
+    value(this: unknown, value: unknown): boolean {
+      return (
+        Function.prototype[Symbol.hasInstance].call(this, value) || (this === cls && isBranded(value, brand))
+      );
+    },
+  });
+}
+
 export class UserError extends Error {
   readonly exitCode: number;
   readonly hint: string | undefined;
@@ -78,6 +100,8 @@ export class UserError extends Error {
     return e;
   }
 }
+
+brandInstances(UserError, Symbol.for('dbsmack.UserError'));
 
 /** A bad command, option or value: exit 2. */
 export class UsageError extends UserError {

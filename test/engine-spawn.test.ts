@@ -30,11 +30,17 @@ class FakeWorker extends EventEmitter implements LoadWorker {
   }
 }
 
-const plan = { clients: 5, workload: { ref: 'select1', rawOptions: {}, args: [] } } as unknown as RunPlan;
+const plan = {
+  clients: 5,
+  target: { driver: 'sqlite' },
+  workload: { ref: 'select1', rawOptions: {}, args: [] },
+} as unknown as RunPlan;
 
-function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: string[] } {
+function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: string[]; keys: string[] } {
   const workers: FakeWorker[] = [];
-  const p = new LoadWorkers(plan, n, new SharedArrayBuffer(8), () => {
+  const keys: string[] = [];
+  const p = new LoadWorkers(plan, n, new SharedArrayBuffer(8), (codeCacheKey) => {
+    keys.push(codeCacheKey);
     const w = new FakeWorker();
     workers.push(w);
     return w;
@@ -47,7 +53,7 @@ function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: stri
     lost: (i, e) => seen.push(`lost ${i} ${e.code}`),
   };
   p.launch(events);
-  return { workers, pool: p, seen };
+  return { workers, pool: p, seen, keys };
 }
 
 const ready = (workerIndex: number, ids: number[], types: string[] = []): FromWorker => ({
@@ -60,8 +66,9 @@ const ready = (workerIndex: number, ids: number[], types: string[] = []): FromWo
 });
 
 test('each worker gets its init with its clients; the run starts when all are ready', async () => {
-  const { workers, pool: p } = pool(2);
+  const { workers, pool: p, keys } = pool(2);
   assert.equal(workers.length, 2);
+  assert.deepEqual(keys, ['sqlite', 'sqlite'], "each worker's code cache is its driver's");
   assert.deepEqual(
     workers.map((w) => w.sent.map((m) => (m.type === 'init' ? [m.workerIndex, m.clientIds] : m.type))),
     [[[0, [0, 2, 4]]], [[1, [1, 3]]]],

@@ -1,3 +1,4 @@
+import { brandInstances } from '../errors.ts';
 import { redactSecrets } from './redact.ts';
 
 /**
@@ -41,6 +42,9 @@ export class DbError extends Error {
     );
   }
 }
+
+// `instanceof DbError` holds for a DbError of the package's own files too (a workload module's)
+brandInstances(DbError, Symbol.for('dbsmack.DbError'));
 
 export interface SerializedDbError {
   kind: ErrorKind;

@@ -1,5 +1,6 @@
 import type * as mariadb from 'mariadb';
 import type * as mysql2 from 'mysql2/promise';
+import { loadModule } from '../load-module.ts';
 import { loadIoOf, mysqlConnectorFor } from './connectors.ts';
 import { classifyMysql, formatMysqlVersion } from './mysql-classify.ts';
 import type { LeanMysqlConnection } from './mysql-lean.ts';
@@ -40,7 +41,9 @@ export const mysqlDriver: Driver = {
 async function connectMysql2(target: Target, options: ConnectOptions): Promise<Connection> {
   let conn: mysql2.Connection;
   // Loaded on first use, like mariadb: load workers on the default dbsmack connector never need it.
-  const { createConnection } = (await import('mysql2/promise')).default;
+  const { createConnection } = (
+    await loadModule<{ default: typeof import('mysql2/promise') }>('mysql2/promise')
+  ).default;
   // the library's connect (socket, handshake, authentication), not the module load before it
   const t0 = performance.now();
   let connectMs: number;
@@ -157,7 +160,7 @@ class Mysql2Connection extends StatementTransactions implements Connection {
 async function connectMariadb(target: Target, options: ConnectOptions): Promise<Connection> {
   let conn: mariadb.Connection;
   // Loaded on first use: every worker thread would otherwise load both connectors at start.
-  const { createConnection } = await import('mariadb');
+  const { createConnection } = await loadModule<typeof import('mariadb')>('mariadb');
   const t0 = performance.now();
   let connectMs: number;
   try {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { loadModule } from '../load-module.ts';
 import { loadIoOf, pgConnectorFor } from './connectors.ts';
 import { classifyPostgres } from './pg-errors.ts';
 import type { LeanPgConnection } from './pg-lean.ts';
@@ -29,7 +30,7 @@ export const postgresDriver: Driver = {
       return (await import('./native-pg.ts')).takeOverPg(lean as LeanPgConnection);
     }
     // Loaded on first use: load workers on the default dbsmack connector never need node-postgres.
-    const { Client } = (await import('pg')).default;
+    const { Client } = (await loadModule<typeof import('pg')>('pg')).default;
     const client = new Client({
       host: target.socket ?? target.host,
       port: target.port,

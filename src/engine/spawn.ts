@@ -18,12 +18,16 @@ import type {
 } from './protocol.ts';
 
 /**
- * Start a load worker. From the compiled package the worker is plain JS; when dbsmack itself runs from its
- * TypeScript sources (tests, `tsx`), Node 20 cannot start a `.ts` worker directly, so a small shim registers
- * tsx inside the worker first.
+ * Start a load worker. From the CLI's CommonJS bundle (scripts/bundle.js) it runs the worker's bundle through
+ * the code cache kept under `codeCacheKey` (the driver: each compiles functions of its own; src/code-cache.ts);
+ * from the files tsc wrote, the worker is plain JS; when dbsmack itself runs from its TypeScript sources
+ * (tests, `tsx`), Node 20 cannot start a `.ts` worker directly, so a small shim registers tsx inside the
+ * worker first.
  */
-export function spawnLoadWorker(): Worker {
+export function spawnLoadWorker(codeCacheKey?: string): Worker {
   const here = import.meta.url;
+  if (here.endsWith('.cjs'))
+    return new Worker(new URL('./worker.cjs', here), { workerData: { codeCacheKey } });
   if (here.endsWith('.ts')) {
     const entry = new URL('./worker-main.ts', here).href;
     const shim = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
@@ -72,7 +76,7 @@ export class LoadWorkers {
   readonly connectMs: number[] = [];
   private readonly plan: RunPlan;
   private readonly ctrl: SharedArrayBuffer;
-  private readonly spawn: () => LoadWorker;
+  private readonly spawn: (codeCacheKey: string) => LoadWorker;
   private readonly workers: LoadWorker[] = [];
   private readonly finished: boolean[];
   private readyCount = 0;
@@ -86,7 +90,7 @@ export class LoadWorkers {
     plan: RunPlan,
     workers: number,
     ctrl: SharedArrayBuffer,
-    spawn: () => LoadWorker = spawnLoadWorker,
+    spawn: (codeCacheKey: string) => LoadWorker = spawnLoadWorker,
   ) {
     this.plan = plan;
     this.ctrl = ctrl;
@@ -103,7 +107,7 @@ export class LoadWorkers {
   launch(events: WorkerEvents): void {
     const plan = { ...this.plan, workload: workerRef(this.plan.workload) };
     for (let i = 0; i < this.count; i++) {
-      const w = this.spawn();
+      const w = this.spawn(this.plan.target.driver);
       this.workers.push(w);
       w.on('message', (m: FromWorker) => {
         this.onMessage(m, events);

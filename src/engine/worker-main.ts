@@ -5,6 +5,7 @@
  * Stop requests arrive through shared memory, so a busy synchronous loop still sees them.
  */
 import { parentPort } from 'node:worker_threads';
+import { saveCodeCache } from '../code-cache.ts';
 import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
@@ -241,5 +242,7 @@ async function onStart(m: StartMessage): Promise<void> {
   await released;
   await Promise.all(owned.map((c) => c.close()));
   s.recorder.destroy();
+  // before `done`, after which the engine may end this thread
+  saveCodeCache();
   send(done);
 }

@@ -8,6 +8,8 @@
  * middle of a word, and the redrawn block would no longer erase what it drew. Interval and status lines
  * lose whole fields, the least telling first (`fitFields`); messages wrap between words.
  */
+
+import { loadModule } from '../load-module.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { fmtMs, fmtRate } from './format.ts';
 import { renderIntervalLine } from './text.ts';
@@ -263,7 +265,7 @@ export async function createProgress(o: ProgressOptions): Promise<Progress> {
   }
 
   // log-update is only loaded when a terminal shows the status.
-  const { createLogUpdate } = await import('log-update');
+  const { createLogUpdate } = await loadModule<typeof import('log-update')>('log-update');
   // A pseudo-terminal that reports no size (script(1), `docker run -t`) says 0 rows, and log-update then
   // draws nothing at all: fall back to the classic 80×24 there.
   const sized = {

@@ -3,6 +3,7 @@
  * without a canvas. vega takes about a third of a second to load, so it is imported here, lazily, and only
  * the report command comes here.
  */
+import { loadModule } from '../load-module.ts';
 import type { ChartSpec } from './charts.ts';
 
 export interface RenderedChart extends ChartSpec {
@@ -30,7 +31,10 @@ export function scopeSvgIds(svg: string, scope: string): string {
 /** Render each chart to an SVG string. A spec vega cannot render throws with the chart's title. */
 export async function renderCharts(charts: readonly ChartSpec[]): Promise<RenderedChart[]> {
   if (charts.length === 0) return [];
-  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
+  const [vega, vl] = await Promise.all([
+    loadModule<typeof import('vega')>('vega'),
+    loadModule<typeof import('vega-lite')>('vega-lite'),
+  ]);
   const out: RenderedChart[] = [];
   for (const c of charts) {
     try {

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Loader, Message, Plugin } from 'esbuild';
 import { InputError } from '../errors.ts';
+import { loadModule } from '../load-module.ts';
 
 /** The public API a workload module's `import … from 'dbsmack'` gets: the running package's. */
 const API = new URL(import.meta.url.endsWith('.ts') ? '../index.ts' : '../index.js', import.meta.url);
@@ -58,7 +59,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
   if (done !== undefined) return done;
   let esbuild: typeof import('esbuild');
   try {
-    esbuild = await import('esbuild');
+    esbuild = await loadModule<typeof import('esbuild')>('esbuild');
   } catch {
     return undefined;
   }

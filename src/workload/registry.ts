@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../errors.ts';
+import { loadModule } from '../load-module.ts';
 import { BUILTIN_DESCRIPTIONS, type BuiltinName } from './catalog.ts';
 import { compiledModule, compileModule } from './module-compile.ts';
 import type { Workload, WorkloadRef } from './types.ts';
@@ -101,14 +102,14 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
     if (js !== undefined) url = js;
     else if (!tsxRegistered && !import.meta.url.endsWith('.ts')) {
       // No esbuild: tsx's loader hooks, in every thread that imports the module.
-      const { register } = await import('tsx/esm/api');
+      const { register } = await loadModule<typeof import('tsx/esm/api')>('tsx/esm/api');
       register();
       tsxRegistered = true;
     }
   }
   let mod: { default?: unknown; workload?: unknown };
   try {
-    mod = (await import(url)) as { default?: unknown; workload?: unknown };
+    mod = (await loadModule(url)) as { default?: unknown; workload?: unknown };
   } catch (e) {
     const message = (e as Error).message;
     throw new InputError(

@@ -1,0 +1,136 @@
+/**
+ * The bundles' code cache (src/code-cache.ts): a bundle run twice comes from the cache the second time, a
+ * cache V8 refuses or one of another build of the bundle is compiled anew and replaced, and the CLI's real
+ * bundles keep theirs (and still `import()` a workload module from code that came from it).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
+import { need } from './helpers/preconditions.ts';
+
+const LOADER = path.join(ROOT, 'src', 'code-cache.ts');
+
+/** A bundle that says how it was called, and a function it calls (compiled, so in the cache). */
+const BUNDLE = `"use strict";
+function greet(n) { return "hello " + n; }
+const out = { greeting: greet(require("node:path").basename(__filename)), dir: __dirname,
+  module: typeof module.exports, ran: (globalThis.ran = (globalThis.ran || 0) + 1) };
+process.stdout.write(JSON.stringify(out) + "\\n");
+`;
+
+/** Run `file` through runBundle in a fresh process: [how it ran, what the bundle printed]. */
+function run(
+  dir: string,
+  file: string,
+  key: string,
+  env: NodeJS.ProcessEnv = {},
+): { how: string; out: { greeting: string; dir: string; module: string; ran: number } } {
+  const driver = path.join(dir, 'driver.ts');
+  writeFileSync(
+    driver,
+    `import { runBundle, saveCodeCache } from ${JSON.stringify(LOADER)};\n` +
+      `const how = runBundle(${JSON.stringify(file)}, ${JSON.stringify(key)});\n` +
+      'saveCodeCache();\nprocess.stdout.write(how + "\\n");\n',
+  );
+  const r = spawnSync(process.execPath, ['--import', 'tsx', driver], {
+    encoding: 'utf8',
+    env: { ...process.env, DBSMACK_CODE_CACHE: '', ...env },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const [printed, how] = r.stdout.trim().split('\n');
+  return { how: how as string, out: JSON.parse(printed as string) };
+}
+
+const cacheFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).sort() : []);
+
+test('a bundle comes from the cache from its second run on; a refused cache is made again', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'bundle.cjs');
+  writeFileSync(file, BUNDLE);
+  const cacheDir = path.join(dir, 'v8-cache');
+
+  const first = run(dir, file, 'k');
+  assert.equal(first.how, 'compiled');
+  assert.deepEqual(first.out, { greeting: 'hello bundle.cjs', dir, module: 'object', ran: 1 });
+  const made = cacheFiles(cacheDir);
+  assert.equal(made.length, 1, 'one cache file');
+  assert.match(made[0] as string, new RegExp(`^bundle-k-${BUNDLE.length}-\\d+\\.bin$`));
+  const cacheFile = path.join(cacheDir, made[0] as string);
+  const written = statSync(cacheFile).mtimeMs;
+
+  const second = run(dir, file, 'k');
+  assert.equal(second.how, 'cached');
+  assert.deepEqual(second.out, first.out);
+  assert.equal(statSync(cacheFile).mtimeMs, written, 'a cache V8 took is not written again');
+
+  // what V8 refuses: compiled as without one, then replaced
+  writeFileSync(cacheFile, 'not a code cache');
+  const refused = run(dir, file, 'k');
+  assert.equal(refused.how, 'compiled');
+  assert.deepEqual(refused.out, first.out);
+  assert.notEqual(readFileSync(cacheFile, 'utf8'), 'not a code cache');
+  assert.equal(run(dir, file, 'k').how, 'cached');
+
+  // another key, another cache
+  assert.equal(run(dir, file, 'other').how, 'compiled');
+  assert.equal(cacheFiles(cacheDir).length, 2);
+});
+
+test('a bundle changed in place is compiled from its new source, never from the old cache', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'bundle.cjs');
+  writeFileSync(file, BUNDLE);
+  assert.equal(run(dir, file, 'k').how, 'compiled');
+  assert.equal(run(dir, file, 'k').how, 'cached');
+  // the same length (all V8 checks of the source), another greeting and another time
+  writeFileSync(file, BUNDLE.replace('"hello "', '"howdy "'));
+  utimesSync(file, new Date(), new Date(Date.now() + 5000));
+  const changed = run(dir, file, 'k');
+  assert.equal(changed.how, 'compiled');
+  assert.equal(changed.out.greeting, 'howdy bundle.cjs');
+  assert.equal(run(dir, file, 'k').how, 'cached');
+});
+
+test('no cache: DBSMACK_CODE_CACHE=off, or a key that is not a plain name; or another folder', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'bundle.cjs');
+  writeFileSync(file, BUNDLE);
+  assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: 'off' }).how, 'plain');
+  assert.equal(run(dir, file, '../k').how, 'plain');
+  assert.deepEqual(cacheFiles(path.join(dir, 'v8-cache')), []);
+  const elsewhere = path.join(dir, 'elsewhere');
+  assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: elsewhere }).how, 'compiled');
+  assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: elsewhere }).how, 'cached');
+  assert.equal(cacheFiles(elsewhere).length, 1);
+  assert.deepEqual(cacheFiles(path.join(dir, 'v8-cache')), []);
+});
+
+test("the CLI's bundles keep a cache for the command and for the worker's driver, and still import() a module", async (t) => {
+  const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
+  if (!need(t, existsSync(bundle) ? undefined : `the CLI is not bundled (${bundle}): npm run build`)) return;
+  const cacheDir = tmpDir();
+  const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'own-errors.ts');
+  const db = `sqlite:${path.join(tmpDir(), 'cc.sqlite')}`;
+  const args = ['run', mod, '--db', db, '--clients', '1', '--rounds', '5', '--format', 'json'];
+  const env = { DBSMACK_CODE_CACHE: cacheDir };
+  const first = await runCli(args, { env });
+  assert.equal(first.code, 0, first.stderr);
+  const files = cacheFiles(cacheDir);
+  assert.ok(
+    files.some((f) => f.startsWith('cli-run-')) && files.some((f) => f.startsWith('worker-main-sqlite-')),
+    files.join(' '),
+  );
+  const times = files.map((f) => statSync(path.join(cacheDir, f)).mtimeMs);
+  const second = await runCli(args, { env });
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(JSON.parse(second.stdout).totals.events, JSON.parse(first.stdout).totals.events);
+  assert.deepEqual(cacheFiles(cacheDir), files);
+  assert.deepEqual(
+    files.map((f) => statSync(path.join(cacheDir, f)).mtimeMs),
+    times,
+    'the second run took both caches',
+  );
+});

@@ -131,10 +131,7 @@ export function openNative(
 export function submitNative(id: number, bytes: Uint8Array, kind: number, flags: number): void {
   (addon as Addon).submit(id, bytes, kind, flags);
   inFlight++;
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(pump);
-  }
+  schedulePump();
 }
 
 /**
@@ -155,6 +152,15 @@ export function submitBatchNative(
 ): void {
   (addon as Addon).submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs);
   inFlight++;
+  schedulePump();
+}
+
+/**
+ * The pump runs once the thread has nothing else to do. One function for every caller: V8 keeps type
+ * feedback per function, so the `setImmediate` here has been seen by the time the engine's statement loop is
+ * optimized, and the branch taken for the first time later does not throw that (large) compiled loop away.
+ */
+function schedulePump(): void {
   if (!scheduled) {
     scheduled = true;
     setImmediate(pump);
@@ -257,8 +263,5 @@ function pump(): void {
     inFlight--;
     sink?.onCompletion(results[o + 1] as number, results[o + 2] as number, results[o + 3] as number);
   }
-  if (inFlight > 0 && !scheduled) {
-    scheduled = true;
-    setImmediate(pump);
-  }
+  if (inFlight > 0) schedulePump();
 }

@@ -14,8 +14,12 @@ export const BATCH_MAX = 256;
 export const BATCH_OK = 0;
 
 export class StatementBatch {
-  /** The encoded statements, `bytes[offsets[i], offsets[i + 1])` for statement i. */
-  bytes: Buffer = Buffer.allocUnsafe(8192);
+  /**
+   * The encoded statements, `bytes[offsets[i], offsets[i + 1])` for statement i. Room for BATCH_MAX
+   * statements of 256 bytes from the start: growing is rare, and its first time in a compiled loop would
+   * make V8 compile the engine's statement loop again (a large function).
+   */
+  bytes: Buffer = Buffer.allocUnsafe(BATCH_MAX * 256);
   readonly offsets = new Uint32Array(BATCH_MAX + 1);
   /** Statements in the batch. */
   count = 0;

@@ -198,7 +198,9 @@ export class Client implements ClientContext {
       commit: w.recorder.slotOf('commit', 'other'),
       rollback: w.recorder.slotOf('rollback', 'other'),
     };
-    this.stats = { id, events: 0, queries: 0, errors: 0, connectMs, busyUs: 0, batched: 0, aborted: false };
+    // busyUs starts as a double (-0 is no small integer): V8 would otherwise re-shape the object at the first
+    // fractional time added, and recompile the code that uses it
+    this.stats = { id, events: 0, queries: 0, errors: 0, connectMs, busyUs: -0, batched: 0, aborted: false };
   }
 
   async setup(workload: Workload): Promise<void> {
@@ -505,7 +507,8 @@ export class Client implements ClientContext {
     // none started after the deadline, the next interval boundary or (in the warm-up) its end
     let until = Math.min(w.endAt, w.nextBoundary);
     if (!this.measuring) until = Math.min(until, w.measureAt);
-    batch.budgetUs = Math.max(0, Math.min(until - t0, BATCH_BUDGET_US));
+    // whole µs: a small integer always (a fraction stored once would make V8 recompile this function)
+    batch.budgetUs = Math.max(0, Math.floor(Math.min(until - t0, BATCH_BUDGET_US)));
     this.batchT0 = t0;
     this.batchNext = 0;
     this.batchEventStart = start;

@@ -1,7 +1,7 @@
 /**
- * node:crypto, loaded on its first use. The main thread has it from Node's start-up snapshot, but a worker
- * thread compiles it at import (about 3 ms of CPU each), and the load workers need it only to answer a
- * password challenge: with trust authentication or an empty password they never touch it.
+ * node:crypto, loaded on its first use. A thread compiles it at import (about 3 ms of CPU, the main thread's
+ * too), and most runs never use it: the load workers only to answer a password challenge (with trust
+ * authentication or an empty password they never do), the CLI only to name the temporary file of an output.
  */
 import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';

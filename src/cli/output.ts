@@ -7,7 +7,6 @@
  * empty or torn one. A write that still fails is an `OutputError` naming the file (exit 5): the caller has
  * already printed and recorded the result.
  */
-import { randomBytes } from 'node:crypto';
 import {
   accessSync,
   closeSync,
@@ -27,6 +26,7 @@ import {
 import path from 'node:path';
 import { redactSecrets } from '../driver/redact.ts';
 import { EXIT, UsageError, UserError } from '../errors.ts';
+import { crypto } from '../lazy-crypto.ts';
 
 /** Results go to stdout; progress and messages to stderr, so pipes stay clean. */
 export function say(message: string): void {
@@ -211,7 +211,7 @@ function outputTarget(file: string): { target: string; direct: boolean; tmp: str
     ? target
     : path.join(
         path.dirname(target),
-        `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+        `.${path.basename(target)}.${process.pid}.${crypto().randomBytes(4).toString('hex')}.tmp`,
       );
   return { target, direct, tmp };
 }

@@ -2,18 +2,20 @@
  * Runs one of dbsmack's CommonJS bundles (the CLI's, the load worker's: scripts/bundle.js) through V8's code
  * cache, and keeps that cache beside the bundle. Why: compiling the JavaScript a run needs was the largest
  * part of dbsmack's start-up (Node.js 20 has no compile cache of its own; 22's `module.enableCompileCache` is
- * the same idea): the main thread parsed and compiled about 1.6 MB of bundled code and each load worker
+ * the same idea): the main thread parsed and compiled about 1.1 MB of bundled code and each load worker
  * 0.4 MB, at every run. With the cache, V8 reads the bytecode of every function the last run of the same kind
- * compiled instead (README, Performance: Start-up).
+ * compiled instead (README, Performance).
  *
  * The cache is a file per bundle and per key (the command for the CLI, the driver for a worker, since each
  * compiles other functions), named after the bundle's size and modification time, in `v8-cache/` beside the
  * bundle. V8 itself refuses a cache made by another V8 version or with other flags (`cachedDataRejected`);
- * it checks the source only by its length, which is why the name carries the bundle's size and time. A
- * cache is written when there was none or V8 refused it, after a run that went well (`saveCodeCache`: the
- * CLI when its command returns 0, a worker before it reports its run done, so that the functions of the
- * statement loop are in it), to a temporary file renamed into place: runs at the same time never read half a
- * file. A folder that cannot be written (a package installed by another user) means no cache, nothing else.
+ * it checks the source only by its length, which is why the name carries the bundle's size and time. Each
+ * cache carries a checksum of its content, which V8 checks (`checksummed`: without it, a damaged file makes
+ * V8 abort the process). A cache is written when there was none or V8 refused it, after a run that went
+ * well (`saveCodeCache`: the CLI when its command returns 0, a worker before it reports its run done, so
+ * that the functions of the statement loop are in it), to a temporary file renamed into place: runs at the
+ * same time never read half a file. A folder that cannot be written (a package installed by another user)
+ * means no cache, nothing else.
  *
  * With `--debug` the CLI's bundle is loaded by Node.js's own loader, which reads its source map (the stack
  * traces of scripts compiled here would name the bundle's lines). Code that came from the cache cannot
@@ -24,9 +26,10 @@
  * load before anything else: it imports only Node.js's modules. The bundles call `saveCodeCache` from their
  * own copy of it, which finds the script to save through a global symbol.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { threadId } from 'node:worker_threads';
 
@@ -64,7 +67,7 @@ export function runBundle(file: string, key: string | undefined, plain = false):
   } catch {
     cached = undefined;
   }
-  const script = new Script(HEAD + source + TAIL, { filename: file, cachedData: cached });
+  const script = checksummed(() => new Script(HEAD + source + TAIL, { filename: file, cachedData: cached }));
   const stale = cached === undefined || script.cachedDataRejected === true;
   (globalThis as Record<symbol, unknown>)[SAVE] = stale ? () => save(script, cacheFile) : () => {};
   const module = { exports: {}, filename: file, id: file, loaded: false };
@@ -79,15 +82,36 @@ export function runBundle(file: string, key: string | undefined, plain = false):
   return stale ? 'compiled' : 'cached';
 }
 
+/**
+ * `fn` with V8 checking code caches' content. V8 checks a cache's header but, in release builds, not its
+ * content: a damaged file would make it abort (a fatal error at every run, until the file goes). With
+ * `--verify-snapshot-checksum` it writes a checksum into each cache it makes and refuses one whose content
+ * does not match (about 1 ms). The flag is on only meanwhile: it also makes V8 check its own start-up
+ * snapshot whenever a thread starts, about 30 ms of CPU per load worker. (Flags are the process's: a worker
+ * starting at that moment pays that once, nothing else.)
+ */
+function checksummed<T>(fn: () => T): T {
+  setFlagsFromString('--verify-snapshot-checksum');
+  try {
+    return fn();
+  } finally {
+    setFlagsFromString('--no-verify-snapshot-checksum');
+  }
+}
+
 function save(script: Script, cacheFile: string): void {
   (globalThis as Record<symbol, unknown>)[SAVE] = () => {};
   const tmp = `${cacheFile}.${process.pid}-${threadId}.tmp`;
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true });
-    writeFileSync(tmp, script.createCachedData());
+    writeFileSync(
+      tmp,
+      checksummed(() => script.createCachedData()),
+    );
     renameSync(tmp, cacheFile);
   } catch {
-    // no cache: the next run compiles as this one did
+    // no cache: the next run compiles as this one did (and no half-written file stays behind)
+    rmSync(tmp, { force: true });
   }
 }
 

@@ -74,6 +74,17 @@ test('a bundle comes from the cache from its second run on; a refused cache is m
   assert.notEqual(readFileSync(cacheFile, 'utf8'), 'not a code cache');
   assert.equal(run(dir, file, 'k').how, 'cached');
 
+  // a cache damaged inside (its header intact): refused too, where V8 alone would abort the process
+  const good = readFileSync(cacheFile);
+  const damaged = Buffer.from(good);
+  for (let i = damaged.length >> 1; i < (damaged.length >> 1) + 16; i++)
+    damaged[i] = (damaged[i] as number) ^ 0x5a;
+  writeFileSync(cacheFile, damaged);
+  const repaired = run(dir, file, 'k');
+  assert.equal(repaired.how, 'compiled');
+  assert.deepEqual(repaired.out, first.out);
+  assert.equal(run(dir, file, 'k').how, 'cached');
+
   // another key, another cache
   assert.equal(run(dir, file, 'other').how, 'compiled');
   assert.equal(cacheFiles(cacheDir).length, 2);

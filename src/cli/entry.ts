@@ -6,5 +6,5 @@ main(process.argv.slice(2)).then((code) => {
   // Let pending output drain before leaving; workers and sockets are closed by now.
   process.exitCode = code;
   if (code === 0) saveCodeCache();
-  if (code !== 0) setTimeout(() => process.exit(code), 50).unref();
+  else setTimeout(() => process.exit(code), 50).unref();
 });

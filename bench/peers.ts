@@ -9,8 +9,16 @@
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
  * taken from the kernel's accounting of the child process (/usr/bin/time: user + system of the whole
  * process, start-up included, divided by the queries it reports). For dbsmack it also prints its own CPU
- * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.4 s of CPU a
+ * per query over the measured part only (RunResult `client_cpu`), which leaves out the ~0.3 s of CPU a
  * Node.js process spends starting, loading modules, connecting and writing its report.
+ *
+ * The same split for both sides: each round also runs each tool for one event per client (`--events`,
+ * `-t 1`), which costs what a run costs besides its queries (starting, connecting, preparing, reporting,
+ * exiting). Its CPU is the "start-up" column; the CPU per query of the timed runs with the median start-up
+ * taken off is "after start-up", for the peer and for dbsmack alike. What remains in dbsmack's figure and
+ * not in the one-event run is mostly V8 compiling the statement loop once it is hot (a few tenths of a
+ * second per run, in every run). The whole-process ratio of a run of T seconds is roughly (start-up +
+ * T × q/s × µs/q after start-up) of each.
  *
  * Where the server runs on this machine (127.0.0.1, localhost or a socket), it also prints the server's CPU
  * per query under each client (its processes' accounting, PostgreSQL's exited backends included), and the
@@ -132,10 +140,13 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
   };
 }
 
-function pgbench(url: string, n: number): Sample {
+/** How long a pgbench-style run goes: TIME seconds, or (`once`) one transaction per client. */
+const pgbenchLimit = (once: boolean): string[] => (once ? ['-t', '1'] : ['-T', String(TIME)]);
+
+function pgbench(url: string, n: number, once = false): Sample {
   const t = parseTarget(url);
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
-  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
+  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...pgbenchLimit(once)];
   const r = timed('pgbench', [...args, ...pgConn(t), t.database ?? 'test']);
   return {
     queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
@@ -145,9 +156,9 @@ function pgbench(url: string, n: number): Sample {
 }
 
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
-function dbsmackPgbench(url: string, n: number, v: Variant): Sample {
+function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sample {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
-  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), '-T', String(TIME)];
+  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...pgbenchLimit(once)];
   const r = timed(
     process.execPath,
     [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history', ...v.args],
@@ -165,12 +176,19 @@ function dbsmackPgbench(url: string, n: number, v: Variant): Sample {
   };
 }
 
-function dbsmack(v: Variant, workload: string, url: string, n: number, args: string[] = []): Sample {
-  const r = timed(
-    process.execPath,
-    [...dbsmackRunArgs(workload, url, n, TIME, args), '--no-history', '-q', ...EXTRA, ...v.args],
-    v.env,
-  );
+/** `dbsmack run`: for TIME seconds, or (`once`) for one event per client. */
+function dbsmack(
+  v: Variant,
+  workload: string,
+  url: string,
+  n: number,
+  args: string[] = [],
+  once = false,
+): Sample {
+  const limit = once
+    ? [...dbsmackRunArgs(workload, url, n, 0, args), '--events', String(n)]
+    : dbsmackRunArgs(workload, url, n, TIME, args);
+  const r = timed(process.execPath, [...limit, '--no-history', '-q', ...EXTRA, ...v.args], v.env);
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
     client_cpu: { us_per_query: number };
@@ -183,13 +201,16 @@ function dbsmack(v: Variant, workload: string, url: string, n: number, args: str
   };
 }
 
-/** A bare better-sqlite3 loop: prepare once, then run the statement as the sqlite driver does, for TIME s. */
-function bareSqlite(file: string): Sample {
+/**
+ * A bare better-sqlite3 loop: prepare once, then run the statement as the sqlite driver does, for TIME s
+ * (`once`: 1,024 statements, the fewest the loop runs between two looks at the clock).
+ */
+function bareSqlite(file: string, once = false): Sample {
   const script = `
     const Database = require('better-sqlite3');
     const db = new Database(${JSON.stringify(file)});
     const s = db.prepare('SELECT 1'); s.raw(true);
-    const end = performance.now() + ${TIME * 1000};
+    const end = performance.now() + ${once ? 0 : TIME * 1000};
     let n = 0, t0 = performance.now(), t1;
     for (;;) { s.all().length; n++; if ((n & 1023) === 0 && (t1 = performance.now()) >= end) break; }
     db.close();
@@ -220,8 +241,9 @@ interface Pair {
   clients: number;
   /** The server's driver when it runs on this machine (then its CPU is measured too). */
   server?: string;
-  runPeer: () => Sample;
-  runDbsmack: (v: Variant) => Sample;
+  /** `once`: one event per client, to measure what a run costs besides its queries. */
+  runPeer: (once?: boolean) => Sample;
+  runDbsmack: (v: Variant, once?: boolean) => Sample;
 }
 
 const pairs: Pair[] = [];
@@ -234,8 +256,8 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: (v) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs),
+      runPeer: (once) => sysbenchPointSelect(url, n, SIZE, TIME, once ? n : undefined),
+      runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
   if (ONLY.has('postgres')) {
@@ -245,8 +267,8 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: () => sysbenchPointSelect(url, n, SIZE, TIME),
-      runDbsmack: (v) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs),
+      runPeer: (once) => sysbenchPointSelect(url, n, SIZE, TIME, once ? n : undefined),
+      runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
   if (ONLY.has('pgbench')) {
@@ -256,16 +278,17 @@ for (const n of CLIENTS) {
       peer: 'pgbench',
       clients: n,
       server: localServer(url),
-      runPeer: () => pgbench(url, n),
-      runDbsmack: (v) => dbsmack(v, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1']),
+      runPeer: (once) => pgbench(url, n, once),
+      runDbsmack: (v, once) =>
+        dbsmack(v, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1'], once),
     });
     pairs.push({
       name: 'postgres pgbench -S script',
       peer: 'pgbench',
       clients: n,
       server: localServer(url),
-      runPeer: () => pgbench(url, n),
-      runDbsmack: (v) => dbsmackPgbench(url, n, v),
+      runPeer: (once) => pgbench(url, n, once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, v, once),
     });
   }
 }
@@ -275,8 +298,8 @@ if (ONLY.has('sqlite')) {
     name: 'sqlite select1',
     peer: 'bare better-sqlite3',
     clients: 1,
-    runPeer: () => bareSqlite(file),
-    runDbsmack: (v) => dbsmack(v, 'select1', `sqlite:${file}`, 1),
+    runPeer: (once) => bareSqlite(file, once),
+    runDbsmack: (v, once) => dbsmack(v, 'select1', `sqlite:${file}`, 1, [], once),
   });
 }
 
@@ -293,8 +316,7 @@ function warmUp(): void {
   const runs: string[][] = [];
   const short = ['--clients', '2', '--events', '200', '--no-history', '-q', ...EXTRA];
   if (ONLY.has('mysql')) runs.push(['run', 'oltp_point_select', '--db', values.mysql as string, ...short]);
-  if (ONLY.has('postgres') || ONLY.has('pgbench'))
-    runs.push(['run', 'oltp_point_select', '--db', values.pg as string, ...short]);
+  if (ONLY.has('postgres')) runs.push(['run', 'oltp_point_select', '--db', values.pg as string, ...short]);
   if (ONLY.has('pgbench')) {
     runs.push(['run', path.join(ROOT, 'bench', 'pgbench-select.ts'), '--db', values.pg as string, ...short]);
     runs.push(['pgbench', '-S', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
@@ -320,6 +342,24 @@ const f2 = (x: number): string => x.toFixed(2);
 const spread = (xs: number[]): string =>
   xs.length < 2 ? '' : `±${f0(((Math.max(...xs) - Math.min(...xs)) / 2 / median(xs)) * 100)}%`;
 
+/**
+ * With NODE_EXTRA_CA_CERTS set (some machines set it for every program), Node reads and parses those
+ * certificates when it starts, before any of dbsmack's code runs, whether or not anything uses TLS: a cost in
+ * every dbsmack run's start-up that no peer written in C pays. Measured here with `node -e 0`, so that the
+ * start-up column can be read.
+ */
+function caCertsCost(): string | undefined {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (file === undefined || file === '') return undefined;
+  const { NODE_EXTRA_CA_CERTS: _, ...without } = process.env;
+  const start = (env: NodeJS.ProcessEnv): number =>
+    median([0, 1, 2, 3, 4].map(() => timed(process.execPath, ['-e', '0'], env).cpuS));
+  return (
+    `# NODE_EXTRA_CA_CERTS=${file}: node -e 0 costs ${f2(start(process.env))} s of CPU with it, ` +
+    `${f2(start(without))} s without (part of dbsmack's start-up, not of the peers')`
+  );
+}
+
 const header = [
   'comparison',
   'clients',
@@ -330,6 +370,9 @@ const header = [
   'dbsmack µs/q',
   'cpu ratio',
   'dbsmack µs/q measured part',
+  'start-up s peer/dbsmack',
+  'µs/q after start-up peer/dbsmack',
+  'ratio after start-up',
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
@@ -338,19 +381,31 @@ console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${
 console.log(
   `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map(f2).join(' ')}`,
 );
+const caNote = caCertsCost();
+if (caNote !== undefined) console.log(caNote);
 console.log(header.join('\t'));
 for (const p of pairs) {
   const peer: Sample[] = [];
   // ours[v][round]: each variant's runs, each after the same peer run of its round.
   const ours: Sample[][] = VARIANTS.map(() => []);
+  // the one-event runs, likewise
+  const peerOnce: Sample[] = [];
+  const oursOnce: Sample[][] = VARIANTS.map(() => []);
   for (let i = 0; i < REPEAT; i++) {
-    peer.push(withMachine(p.server, p.runPeer));
+    peer.push(withMachine(p.server, () => p.runPeer()));
     // Variants in turn, their order reversed every other round, so that none always runs right after the peer.
     const order = VARIANTS.map((_, k) => k);
     if (i % 2 === 1) order.reverse();
     for (const k of order) ours[k]?.push(withMachine(p.server, () => p.runDbsmack(VARIANTS[k] as Variant)));
+    peerOnce.push(p.runPeer(true));
+    for (const k of order) oursOnce[k]?.push(p.runDbsmack(VARIANTS[k] as Variant, true));
   }
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
+  const startS = (s: Sample[]): number => median(s.map((x) => x.cpuS));
+  /** CPU µs per query of the timed runs with the median start-up (the one-event runs') taken off. */
+  const afterStart = (s: Sample[], once: Sample[]): number =>
+    median(s.map((x) => ((x.cpuS - startS(once)) * 1e6) / x.queries));
+  const peerAfter = afterStart(peer, peerOnce);
   const srv = (s: Sample[]): string =>
     s.some((x) => x.serverS === undefined)
       ? '-'
@@ -361,6 +416,8 @@ for (const p of pairs) {
   const first = ours[0] ?? [];
   VARIANTS.forEach((v, k) => {
     const mine = ours[k] ?? [];
+    const mineOnce = oursOnce[k] ?? [];
+    const mineAfter = afterStart(mine, mineOnce);
     const ratios = mine.map((s, i) => s.qps / (peer[i] as Sample).qps);
     const vsFirst = k === 0 ? [] : mine.map((s, i) => s.qps / (first[i] as Sample).qps);
     console.log(
@@ -374,6 +431,9 @@ for (const p of pairs) {
         f1(cpu(mine)),
         f2(cpu(mine) / cpu(peer)),
         f1(median(mine.map((s) => s.runUs ?? 0))),
+        `${f2(startS(peerOnce))} / ${f2(startS(mineOnce))}`,
+        `${f1(peerAfter)} / ${f1(mineAfter)}`,
+        f2(mineAfter / peerAfter),
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
         ...(VARIANTS.length > 1

@@ -80,14 +80,22 @@ export function must(re: RegExp, text: string, what: string): number {
 }
 
 /** `sysbench oltp_point_select run` on sbtest1 (`size` rows) with `n` threads for `time` seconds. */
-export function sysbenchPointSelect(url: string, n: number, size: number, time: number): Sample {
+export function sysbenchPointSelect(
+  url: string,
+  n: number,
+  size: number,
+  time: number,
+  events?: number,
+): Sample {
   const args = [
     'oltp_point_select',
     ...sysbenchDbArgs(parseTarget(url)),
     '--tables=1',
     `--table-size=${size}`,
   ];
-  const r = timed('sysbench', [...args, `--threads=${n}`, `--time=${time}`, 'run']);
+  // `events`: stop after that many events in all, with no time limit (a run that measures start-up)
+  const limit = events === undefined ? [`--time=${time}`] : [`--events=${events}`, '--time=0'];
+  const r = timed('sysbench', [...args, `--threads=${n}`, ...limit, 'run']);
   return {
     queries: must(/^\s+queries:\s+(\d+)/m, r.stdout, 'queries'),
     qps: must(/^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)/m, r.stdout, 'qps'),

@@ -36,3 +36,22 @@ export function benchArgs<T extends ParseArgsConfig>(
     process.exit(2);
   }
 }
+
+/**
+ * The names of a comma-separated `--only` (or like) list, each one of `known`; a name that is not is reported
+ * in one line, exit status 2, as an unknown option is (a typo would otherwise run nothing and say nothing).
+ */
+export function namesOf(url: string, option: string, value: string, known: readonly string[]): Set<string> {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((s) => !known.includes(s));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `${fileURLToPath(url)}: --${option} ${unknown.join(',')}: not one of ${known.join(', ')} (--help shows the usage)\n`,
+    );
+    process.exit(2);
+  }
+  return new Set(names);
+}

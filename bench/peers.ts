@@ -44,7 +44,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, namesOf } from './args.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -81,7 +81,12 @@ const TIME = Number(values.time);
 const SIZE = Number(values['table-size']);
 const REPEAT = Number(values.repeat);
 const CLIENTS = (values.clients as string).split(',').map((s) => Number(s.trim()));
-const ONLY = new Set((values.only as string).split(','));
+const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
+  'mysql',
+  'postgres',
+  'pgbench',
+  'sqlite',
+]);
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 /**
  * The dbsmack variants of each round: a label, the environment it runs under and options of its own (a word
@@ -140,13 +145,19 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
   };
 }
 
-/** How long a pgbench-style run goes: TIME seconds, or (`once`) one transaction per client. */
-const pgbenchLimit = (once: boolean): string[] => (once ? ['-t', '1'] : ['-T', String(TIME)]);
+/**
+ * The command line of pgbench's select-only run with `n` clients, the same for pgbench and `dbsmack pgbench`:
+ * for TIME seconds, or (`once`) one transaction per client.
+ */
+function pgbenchSelectArgs(n: number, once: boolean): string[] {
+  const jobs = Math.min(n, Number(values['pgbench-jobs']));
+  const limit = once ? ['-t', '1'] : ['-T', String(TIME)];
+  return ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...limit];
+}
 
 function pgbench(url: string, n: number, once = false): Sample {
   const t = parseTarget(url);
-  const jobs = Math.min(n, Number(values['pgbench-jobs']));
-  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...pgbenchLimit(once)];
+  const args = pgbenchSelectArgs(n, once);
   const r = timed('pgbench', [...args, ...pgConn(t), t.database ?? 'test']);
   return {
     queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
@@ -157,8 +168,7 @@ function pgbench(url: string, n: number, once = false): Sample {
 
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
 function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sample {
-  const jobs = Math.min(n, Number(values['pgbench-jobs']));
-  const args = ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...pgbenchLimit(once)];
+  const args = pgbenchSelectArgs(n, once);
   const r = timed(
     process.execPath,
     [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history', ...v.args],
@@ -403,8 +413,10 @@ for (const p of pairs) {
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
   const startS = (s: Sample[]): number => median(s.map((x) => x.cpuS));
   /** CPU µs per query of the timed runs with the median start-up (the one-event runs') taken off. */
-  const afterStart = (s: Sample[], once: Sample[]): number =>
-    median(s.map((x) => ((x.cpuS - startS(once)) * 1e6) / x.queries));
+  const afterStart = (s: Sample[], once: Sample[]): number => {
+    const fixed = startS(once);
+    return median(s.map((x) => ((x.cpuS - fixed) * 1e6) / x.queries));
+  };
   const peerAfter = afterStart(peer, peerOnce);
   const srv = (s: Sample[]): string =>
     s.some((x) => x.serverS === undefined)

@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, namesOf } from './args.ts';
 import { cliSql, ensureSbtest } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -39,7 +39,7 @@ const { values } = benchArgs(import.meta.url, {
 });
 const URL_ = values.db as string;
 const target = parseTarget(URL_);
-const only = new Set((values.only as string).split(','));
+const only = namesOf(import.meta.url, 'only', values.only as string, ['big', 'long']);
 
 function rssMb(pid: number): number {
   try {

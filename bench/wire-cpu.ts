@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, namesOf } from './args.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -94,7 +94,7 @@ async function measure(name: string, url: string, sql: string, reply: Buffer, pg
   console.log(`${name} ${ROOT}: ns per statement ${out.map((x) => x.toFixed(0)).join(' ')}`);
 }
 
-const only = new Set((values.only as string).split(','));
+const only = namesOf(import.meta.url, 'only', values.only as string, ['mysql', 'postgres']);
 if (only.has('mysql'))
   await measure('mysql', values.mysql as string, 'SELECT c FROM sbtest1 WHERE id=?', mysqlReply(), false);
 if (only.has('postgres'))

@@ -12,6 +12,7 @@ import { decodeFromCompressedBase64, encodeIntoCompressedBase64 } from 'hdr-hist
 import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
 import { initWebAssemblySync } from 'hdr-histogram-js/dist/wasm/index.js';
 import {
+  addEncoded,
   addInto,
   decodeHistogram,
   encodeHistogram,
@@ -153,6 +154,122 @@ test('adding snapshots and reading percentiles in one walk give exactly what the
     );
   }
   assert.deepEqual(percentilesOf(mergingHistogram(), [50, 99]), [0, 0], 'empty');
+});
+
+test('adding an encoded snapshot straight into a histogram gives what decoding it and adding gives', () => {
+  // what each snapshot holds; the last shapes make the direct path give way (beyond the range, other layouts)
+  const fills: [string, (h: Histogram) => void][] = [
+    ['empty', () => {}],
+    ['zeros only', (h) => h.recordValueWithCount(0, 3)],
+    [
+      'zero and one value',
+      (h) => {
+        h.recordValue(0);
+        h.recordValue(4321);
+      },
+    ],
+    ['one value', (h) => h.recordValue(1)],
+    [
+      'band',
+      (h) => {
+        for (let i = 0; i < 5000; i++) h.recordValue(300 + ((i * 131) % 2500));
+      },
+    ],
+    [
+      'spread and top',
+      (h) => {
+        for (let i = 0; i < 3000; i++) h.recordValue(1 + ((i * 7919) % 90_000_000));
+        h.recordValue(HIGHEST_US);
+      },
+    ],
+    [
+      'huge counts',
+      (h) => {
+        h.recordValueWithCount(5, 2 ** 40 + 3);
+        h.recordValueWithCount(77, 130);
+      },
+    ],
+  ];
+  const dests: [string, () => Histogram][] = [
+    ['merging', mergingHistogram],
+    [
+      'merging, values in it',
+      () => {
+        const h = mergingHistogram();
+        for (let i = 0; i < 500; i++) h.recordValue(50 + i * 3);
+        h.recordValue(0);
+        return h;
+      },
+    ],
+    [
+      'smaller range',
+      () => {
+        const h = build({
+          bitBucketSize: 64,
+          lowestDiscernibleValue: 1,
+          highestTrackableValue: 10_000,
+          numberOfSignificantValueDigits: 3,
+          autoResize: true,
+        });
+        h.recordValue(9_000);
+        return h as unknown as Histogram;
+      },
+    ],
+    [
+      'two digits',
+      () =>
+        build({
+          bitBucketSize: 64,
+          lowestDiscernibleValue: 1,
+          highestTrackableValue: HIGHEST_US,
+          numberOfSignificantValueDigits: 2,
+          autoResize: true,
+        }) as unknown as Histogram,
+    ],
+  ];
+  const sources: [string, () => Histogram][] = [
+    ['merging', mergingHistogram],
+    [
+      'lowest 4',
+      () =>
+        build({
+          bitBucketSize: 64,
+          lowestDiscernibleValue: 4,
+          highestTrackableValue: HIGHEST_US,
+          numberOfSignificantValueDigits: 3,
+          autoResize: true,
+        }) as unknown as Histogram,
+    ],
+  ];
+  for (const [dn, dest] of dests) {
+    for (const [sn, source] of sources) {
+      const ours = dest();
+      const theirs = dest();
+      for (const [fn, fill] of fills) {
+        const src = source();
+        fill(src);
+        const encoded = encodeHistogram(src);
+        addEncoded(ours, encoded);
+        theirs.add(decodeFromCompressedBase64(encoded, 64, false) as unknown as Histogram);
+        const what = `${dn} + ${sn} ${fn}`;
+        assert.equal(encodeHistogram(ours), encodeHistogram(theirs), `${what}: encoding`);
+        for (const key of [
+          'totalCount',
+          'maxValue',
+          'minNonZeroValue',
+          'countsArrayLength',
+          'startTimeStampMsec',
+          'endTimeStampMsec',
+        ] as const) {
+          assert.equal(
+            (ours as unknown as Record<string, number>)[key],
+            (theirs as unknown as Record<string, number>)[key],
+            `${what}: ${key}`,
+          );
+        }
+      }
+    }
+  }
 });
 
 test('the V2 codec writes and reads what the package writes and reads, large counts and long runs included', () => {

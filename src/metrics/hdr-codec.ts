@@ -40,8 +40,34 @@ function bad(what: string): never {
   throw new Error(`histogram encoding: ${what}`);
 }
 
-/** Decode the compressed base64 encoding into a JS histogram of 64-bit counts. */
-export function decodeCompressed(b64: string): Histogram {
+/**
+ * A snapshot's counts as read from its encoding, without a histogram: the header's layout, then the buckets
+ * that hold values, as parallel lists of counts-array index and count (`n` of them, lowest index first), and
+ * `end`, the index after the last one the encoding covers. The lists are this module's own, reused by the
+ * next call: read them before decoding again.
+ */
+export interface DecodedCounts {
+  lowest: number;
+  highest: number;
+  digits: number;
+  n: number;
+  index: Int32Array;
+  count: Float64Array;
+  end: number;
+}
+
+const decoded: DecodedCounts = {
+  lowest: 1,
+  highest: 2,
+  digits: 3,
+  n: 0,
+  index: new Int32Array(1024),
+  count: new Float64Array(1024),
+  end: 0,
+};
+
+/** Read the compressed base64 encoding's header and counts (see `DecodedCounts`: the lists are reused). */
+export function decodeCounts(b64: string): DecodedCounts {
   const outer = Buffer.from(b64.trim(), 'base64');
   if (outer.length < 8 || (outer.readUInt32BE(0) & ~0xf0) !== COMPRESSED_COOKIE_BASE) {
     bad('not the V2 compressed encoding');
@@ -50,32 +76,60 @@ export function decodeCompressed(b64: string): Histogram {
   if (plain.length < HEADER || (plain.readUInt32BE(0) & ~0xf0) !== PLAIN_COOKIE_BASE) {
     bad('no V2 encoding cookie');
   }
+  const d = decoded;
   const payload = plain.readUInt32BE(4);
-  const digits = plain.readUInt32BE(12);
-  const lowest = readInt64(plain, 16);
-  const highest = Math.max(readInt64(plain, 24), 0);
-  const Ctor = constructorFromBucketSize(64);
-  const h = new Ctor(lowest, highest, digits) as unknown as Counts;
+  d.digits = plain.readUInt32BE(12);
+  d.lowest = readInt64(plain, 16);
+  d.highest = Math.max(readInt64(plain, 24), 0);
   const end = Math.min(plain.length, HEADER + payload);
   let at = HEADER;
   let index = 0;
+  let n = 0;
   while (at < end) {
     // ZigZag LEB128, up to 9 bytes of seven bits (the package reads seven of the ninth too)
     let v = 0;
     let scale = 1;
     let b = 0;
-    let n = 0;
+    let k = 0;
     do {
       b = plain[at++] ?? 0;
       v += (b & 0x7f) * scale;
       scale *= 128;
-      n++;
-    } while ((b & 0x80) !== 0 && n < 9);
+      k++;
+    } while ((b & 0x80) !== 0 && k < 9);
     const count = v % 2 === 0 ? v / 2 : -(v + 1) / 2;
     if (count < 0) index -= count;
-    else h.setCountAtIndex(index++, count);
+    else {
+      if (count > 0) {
+        if (n === d.index.length) grow(d);
+        d.index[n] = index;
+        d.count[n] = count;
+        n++;
+      }
+      index++;
+    }
   }
-  h.establishInternalTackingValues(index);
+  d.n = n;
+  d.end = index;
+  return d;
+}
+
+function grow(d: DecodedCounts): void {
+  const index = new Int32Array(d.index.length * 2);
+  const count = new Float64Array(d.count.length * 2);
+  index.set(d.index);
+  count.set(d.count);
+  d.index = index;
+  d.count = count;
+}
+
+/** Decode the compressed base64 encoding into a JS histogram of 64-bit counts. */
+export function decodeCompressed(b64: string): Histogram {
+  const d = decodeCounts(b64);
+  const Ctor = constructorFromBucketSize(64);
+  const h = new Ctor(d.lowest, d.highest, d.digits) as unknown as Counts;
+  for (let i = 0; i < d.n; i++) h.setCountAtIndex(d.index[i] as number, d.count[i] as number);
+  h.establishInternalTackingValues(d.end);
   return h as unknown as Histogram;
 }
 

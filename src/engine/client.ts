@@ -88,14 +88,20 @@ const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
  * most that. K starts at BATCH_FIRST and doubles while a whole batch takes under half the budget; a batch
  * the budget cut short sets K to what it ran, so that few statements are encoded again (the events it did
  * not run stay drawn, `pending`, and are the next ones: every event gets the draw of the per-statement
- * path, which matters to a workload whose draws carry state). At 32 clients a statement takes 0.5-1 ms here,
- * and K stays near 20-40; at 1 to 8 clients it grows to BATCH_MAX. Why 20 ms: with 5 ms, a batch at 32
+ * path, which matters to a workload whose draws carry state). At 32 clients a statement takes 0.5-2 ms, so
+ * the budget sets K there; at 1 to 8 clients K grows to BATCH_MAX. Why 50 ms: with 5 ms, a batch at 32
  * clients held 5-8 statements and its fixed cost (the call, the promise, the wait's round) weighed;
  * oltp_point_select on PostgreSQL, 32 clients, 4 s, 5 and 20 ms in turn, four pairs: 14.1-16.7 µs of
  * client CPU per query against 14.8-19.8, 41-47k q/s against 36-47k; at 8 clients the same either way.
+ * With 20 ms on a slower machine (2026-12-03, 1.8 ms a statement at 32 clients) a batch still held about 10
+ * (96,000 transactions of `dbsmack pgbench -S -c 32 -j 2`: 9,911 batches, 5,034 waits, by uprobes on the
+ * core); 20 and 50 ms in turn, seconds 4-8 of 10 s runs, user CPU per transaction lower with 50 in 9 of 10
+ * pairs (median 7.0 against 8.7 µs), whole process in 8 of 10, transactions per second higher in 7;
+ * oltp_point_select 32 clients for 10 s, user CPU per query lower in 3 of 3 pairs on PostgreSQL (6.0-7.6
+ * against 6.7-8.1 µs) and 5 of 6 on MariaDB, where the rest is noise. A stop request waits up to 50 ms.
  */
 const BATCH_FIRST = 4;
-const BATCH_BUDGET_US = 20_000;
+const BATCH_BUDGET_US = 50_000;
 
 /**
  * Claim up to `most` of the run's `--events` (the workers' shared count): as many as are left, at most

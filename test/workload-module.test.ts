@@ -5,13 +5,24 @@
  * that bad modules name file:line:column.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { loadWorkload, workerRef } from '../src/workload/registry.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
+
+// The modules this process compiles are kept in a folder of this file's own (module-compile.ts).
+process.env.DBSMACK_CODE_CACHE = tmpDir('dbsmack-module-cache-');
 
 /** A folder outside any package: a module, its helper in lib/, and a package with import and require builds. */
 function moduleFolder(): { dir: string; mod: string; helper: string; other: string } {
@@ -108,7 +119,7 @@ test('a compiled module keeps its local imports, each file its own import.meta, 
   });
   // What a load worker is handed, and that it imports that rather than the source.
   const handed = workerRef(ref);
-  assert.match(handed.module ?? '', /^file:.*dbsmack-modules-[^/]*\/\d+-mod\.mjs$/);
+  assert.match(handed.module ?? '', /^file:.*\/modules\/[0-9a-f]{32}-mod\.mjs$/);
   assert.equal(workerRef({ ref: 'select1', rawOptions: {}, args: [] }).module, undefined);
   await loadWorkload({ ref: other, rawOptions: {}, args: [] });
   const otherJs = workerRef({ ref: other, rawOptions: {}, args: [] }).module;
@@ -141,6 +152,51 @@ test('a module outside any package runs on the load workers, its errors the engi
   assert.equal(u.code, 2, u.stderr);
   assert.match(u.stderr, /own_errors: refused as asked/);
   assert.doesNotMatch(u.stderr, /internal error|report it/);
+});
+
+test('a compiled module is kept for the next runs, and compiled again when a file it was made from changes', async () => {
+  const { dir, mod, helper } = moduleFolder();
+  const cache = tmpDir('dbsmack-module-kept-');
+  const env = { DBSMACK_CODE_CACHE: cache };
+  const db = `sqlite:${path.join(dir, 'k.sqlite')}`;
+  const name = async (): Promise<string> => {
+    const r = await runCli(['run', mod, '--db', db, '--events', '3', '--format', 'json', '--no-history'], {
+      env,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as RunResult).workload.name;
+  };
+  assert.equal(await name(), 'module_test');
+  const kept = readdirSync(path.join(cache, 'modules'));
+  const js = kept.find((f) => f.endsWith('-mod.mjs'));
+  assert.ok(js !== undefined && kept.some((f) => f.endsWith('.json')), kept.join(', '));
+  const keptFile = path.join(cache, 'modules', js);
+  // The next run imports the kept module as it is (made different here, to tell): no compile.
+  const mark = () =>
+    writeFileSync(keptFile, readFileSync(keptFile, 'utf8').replace(/(["'])module_test\1/, '"kept_module"'));
+  mark();
+  assert.equal(await name(), 'kept_module');
+  // A file it imports changed: compiled again.
+  writeFileSync(helper, `${readFileSync(helper, 'utf8')}\n// changed\n`);
+  assert.equal(await name(), 'module_test');
+  // A config file that was not there before, beside the module's files: compiled again.
+  mark();
+  assert.equal(await name(), 'kept_module');
+  writeFileSync(path.join(dir, 'lib', 'package.json'), JSON.stringify({ name: 'lib', type: 'module' }));
+  assert.equal(await name(), 'module_test');
+  // The kept module gone: compiled again.
+  mark();
+  rmSync(keptFile);
+  assert.equal(await name(), 'module_test');
+  assert.ok(existsSync(keptFile));
+  // DBSMACK_CODE_CACHE=off: compiled into a temporary folder, removed at the exit.
+  const off = tmpDir('dbsmack-module-off-');
+  const r = await runCli(['run', mod, '--db', db, '--events', '3', '--format', 'json', '--no-history'], {
+    env: { DBSMACK_CODE_CACHE: 'off', TMPDIR: off },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((JSON.parse(r.stdout) as RunResult).workload.name, 'module_test');
+  assert.deepEqual(readdirSync(off), [], 'the temporary folder is removed');
 });
 
 /** Run `source` as a module of its own: it must fail with a usage error naming `file:where: text`. */

@@ -19,13 +19,33 @@
  * own, without its tsconfig's compiler options (decorators, JSX settings). Types are not checked, as tsx
  * does not check them. A module written with `require` fails to load (registry.ts hints at ES modules).
  * A syntax error, or an import that resolves nowhere, is an InputError naming file:line:column.
+ *
+ * The compiled module is kept for the next runs (`cached`): esbuild's service and API cost about 0.13 s of
+ * CPU a run here, a fifth of a short run's start-up. It is kept in `modules/` of the code cache's folder
+ * (`DBSMACK_CODE_CACHE`, `off` for none; else `dist/bundle/v8-cache/` of the package), under a name made
+ * of the source's path, this Node.js and the dbsmack API it imports, with a manifest of what it was made
+ * from: every file esbuild read (by content), every tsconfig.json, jsconfig.json and package.json that
+ * could apply to them (present or not, by content), and the packages it imports (by file). A run compiles
+ * again when any of them changed or when the manifest or the module is missing or unreadable; a folder that
+ * cannot be written means a compile every run, as before. Not followed: a tsconfig's `extends`.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { Loader, Message, Plugin } from 'esbuild';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Loader, Message, Metafile, Plugin } from 'esbuild';
 import { InputError } from '../errors.ts';
 import { loadModule } from '../load-module.ts';
 
@@ -57,21 +77,39 @@ const LOADERS: Record<string, Loader> = {
 export async function compileModule(file: string): Promise<string | undefined> {
   const done = compiled.get(file);
   if (done !== undefined) return done;
+  const cache = cacheOf(file);
+  const kept = cache !== undefined ? cached(cache) : undefined;
+  if (kept !== undefined) {
+    compiled.set(file, kept);
+    return kept;
+  }
   let esbuild: typeof import('esbuild');
   try {
     esbuild = await loadModule<typeof import('esbuild')>('esbuild');
   } catch {
     return undefined;
   }
-  try {
-    outDir ??= makeOutDir();
-  } catch (e) {
-    throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
+  // Written where it is kept (renamed into place once its manifest is there: the inline source map's paths
+  // are relative to the module's folder), or to a temporary folder when there is no cache.
+  let outfile: string | undefined;
+  if (cache !== undefined) {
+    try {
+      mkdirSync(path.dirname(cache.module), { recursive: true });
+      accessSync(path.dirname(cache.module), constants.W_OK);
+      outfile = `${cache.module}.${process.pid}-${Math.random().toString(36).slice(2)}`;
+    } catch {
+      outfile = undefined;
+    }
   }
-  const outfile = path.join(
-    outDir,
-    `${compiled.size + 1}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`,
-  );
+  if (outfile === undefined) {
+    try {
+      outDir ??= makeOutDir();
+    } catch (e) {
+      throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
+    }
+    outfile = path.join(outDir, `${compiled.size + 1}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`);
+  }
+  let meta: Metafile | undefined;
   const target = `node${process.versions.node}`;
   const plugin: Plugin = {
     name: 'dbsmack-module',
@@ -125,7 +163,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
     },
   };
   try {
-    await esbuild.build({
+    const built = await esbuild.build({
       entryPoints: [file],
       outfile,
       bundle: true,
@@ -138,7 +176,9 @@ export async function compileModule(file: string): Promise<string | undefined> {
       sourcesContent: false,
       logLevel: 'silent',
       plugins: [plugin],
+      metafile: true,
     });
+    meta = built.metafile;
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
     if (errors === undefined || errors.length === 0) {
@@ -150,9 +190,127 @@ export async function compileModule(file: string): Promise<string | undefined> {
     // The service is a process of its own: not kept for the rest of the run.
     await esbuild.stop();
   }
-  const url = pathToFileURL(outfile).href;
+  const url =
+    (cache !== undefined &&
+      meta !== undefined &&
+      outfile.startsWith(cache.module) &&
+      keep(cache, outfile, meta)) ||
+    pathToFileURL(outfile).href;
   compiled.set(file, url);
   return url;
+}
+
+// ---- the compiled modules kept for the next runs ----------------------------------------------------------------
+
+/** What the manifest's format and this file's way of compiling are: another value compiles again. */
+const CACHE_FORMAT = 1;
+
+/** Where a source's compiled module and its manifest are kept. */
+interface CacheSlot {
+  module: string;
+  manifest: string;
+}
+
+/** What a kept module was made from (see the head comment). */
+interface Manifest {
+  format: number;
+  source: string;
+  /** Files esbuild read, and the config files that could apply to them: path and content hash, or null
+   * for one that was not there. */
+  files: [string, string | null][];
+  /** The packages the module imports, by file. */
+  packages: string[];
+}
+
+/** The folder modules are kept in, or undefined for none (`DBSMACK_CODE_CACHE=off`). */
+function cacheDir(): string | undefined {
+  const where = process.env.DBSMACK_CODE_CACHE;
+  if (where === 'off') return undefined;
+  if (where !== undefined && where !== '') return path.join(path.resolve(where), 'modules');
+  // this file is two levels below the package's root, as src/workload/ and as dist/bundle/cli.cjs
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  return path.join(root, 'dist', 'bundle', 'v8-cache', 'modules');
+}
+
+function cacheOf(file: string): CacheSlot | undefined {
+  const dir = cacheDir();
+  if (dir === undefined) return undefined;
+  const name = hash(
+    JSON.stringify([CACHE_FORMAT, path.resolve(file), process.versions.node, API.href]),
+  ).slice(0, 32);
+  return {
+    module: path.join(dir, `${name}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`),
+    manifest: path.join(dir, `${name}.json`),
+  };
+}
+
+function hash(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** A file's content hash, or null when it cannot be read. */
+function fileHash(file: string): string | null {
+  try {
+    return hash(readFileSync(file));
+  } catch {
+    return null;
+  }
+}
+
+/** The kept module's URL when everything it was made from is as it was then, else undefined. */
+function cached(slot: CacheSlot): string | undefined {
+  try {
+    const m = JSON.parse(readFileSync(slot.manifest, 'utf8')) as Manifest;
+    if (m.format !== CACHE_FORMAT || !Array.isArray(m.files) || !Array.isArray(m.packages)) return undefined;
+    for (const [f, h] of m.files) if (fileHash(f) !== h) return undefined;
+    for (const p of m.packages) if (!existsSync(p)) return undefined;
+    if (!existsSync(slot.module)) return undefined;
+    return pathToFileURL(slot.module).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Config files that decide how esbuild reads a file in `dir`: those of every folder up to the root. */
+const CONFIG_NAMES = ['tsconfig.json', 'jsconfig.json', 'package.json'];
+
+/**
+ * Keep the module esbuild wrote to `outfile` (beside the kept one) with its manifest (`meta`: what it read
+ * and imports); the kept module's URL, or undefined when that failed (`outfile` is used, and removed at the
+ * process's exit).
+ */
+function keep(slot: CacheSlot, outfile: string, meta: Metafile): string | undefined {
+  try {
+    const read = Object.keys(meta.inputs).map((f) => path.resolve(f));
+    const dirs = new Set<string>();
+    for (const f of read) {
+      for (let d = path.dirname(f); ; d = path.dirname(d)) {
+        if (dirs.has(d)) break;
+        dirs.add(d);
+        if (path.dirname(d) === d) break;
+      }
+    }
+    const configs = [...dirs].flatMap((d) => CONFIG_NAMES.map((n) => path.join(d, n)));
+    const packages = Object.values(meta.outputs)
+      .flatMap((o) => o.imports)
+      .filter((i) => i.external && i.path.startsWith('file:'))
+      .map((i) => fileURLToPath(i.path));
+    const manifest: Manifest = {
+      format: CACHE_FORMAT,
+      source: read[0] ?? '',
+      files: [...read, ...configs].map((f) => [f, fileHash(f)]),
+      packages: [...new Set(packages)],
+    };
+    // each written beside and renamed into place: runs at the same time never read half a file
+    renameSync(outfile, slot.module);
+    const tmp = `${slot.manifest}.${process.pid}-${Math.random().toString(36).slice(2)}`;
+    writeFileSync(tmp, JSON.stringify(manifest));
+    renameSync(tmp, slot.manifest);
+    return pathToFileURL(slot.module).href;
+  } catch {
+    if (existsSync(outfile)) process.once('exit', () => rmSync(outfile, { force: true }));
+    return undefined;
+  }
 }
 
 /** esbuild's message as dbsmack names a place in a file: `file:line:column: text`. */

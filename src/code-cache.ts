@@ -110,8 +110,11 @@ function save(script: Script, cacheFile: string): void {
     );
     renameSync(tmp, cacheFile);
   } catch {
-    // no cache: the next run compiles as this one did (and no half-written file stays behind)
-    rmSync(tmp, { force: true });
+    // no cache: the next run compiles as this one did (and no half-written file stays behind); a folder
+    // that is not one (a file on the way: ENOTDIR) fails the removal too, and still means only no cache
+    try {
+      rmSync(tmp, { force: true });
+    } catch {}
   }
 }
 

@@ -117,6 +117,10 @@ test('no cache: DBSMACK_CODE_CACHE=off, or a key that is not a plain name; or an
   assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: elsewhere }).how, 'cached');
   assert.equal(cacheFiles(elsewhere).length, 1);
   assert.deepEqual(cacheFiles(path.join(dir, 'v8-cache')), []);
+  // a folder that cannot be made (a file on its way): no cache, and the run goes on
+  const blocked = path.join(file, 'cache');
+  assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: blocked }).how, 'compiled');
+  assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: blocked }).how, 'compiled');
 });
 
 test("the CLI's bundles keep a cache for the command and for the worker's driver, and still import() a module", async (t) => {

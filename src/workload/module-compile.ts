@@ -110,6 +110,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
     outfile = path.join(outDir, `${compiled.size + 1}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`);
   }
   let meta: Metafile | undefined;
+  const seen = new Map<string, string>();
   const target = `node${process.versions.node}`;
   const plugin: Plugin = {
     name: 'dbsmack-module',
@@ -134,7 +135,10 @@ export async function compileModule(file: string): Promise<string | undefined> {
       });
       // Each source file's own import.meta.url, .filename, .dirname.
       build.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
-        const source = readFileSync(args.path, 'utf8');
+        const bytes = readFileSync(args.path);
+        // the manifest's hash of what was compiled, not of the file as it may be by the end of the compile
+        seen.set(path.resolve(args.path), hash(bytes));
+        const source = bytes.toString('utf8');
         const loader = LOADERS[path.extname(args.path)] ?? 'js';
         // read once: esbuild takes the contents from here rather than reading the file again
         if (!source.includes('import.meta'))
@@ -194,7 +198,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
     (cache !== undefined &&
       meta !== undefined &&
       outfile.startsWith(cache.module) &&
-      keep(cache, outfile, meta)) ||
+      keep(cache, outfile, meta, seen)) ||
     pathToFileURL(outfile).href;
   compiled.set(file, url);
   return url;
@@ -276,10 +280,15 @@ const CONFIG_NAMES = ['tsconfig.json', 'jsconfig.json', 'package.json'];
 
 /**
  * Keep the module esbuild wrote to `outfile` (beside the kept one) with its manifest (`meta`: what it read
- * and imports); the kept module's URL, or undefined when that failed (`outfile` is used, and removed at the
- * process's exit).
+ * and imports; `seen`: the hashes of the sources as they were compiled); the kept module's URL, or undefined
+ * when that failed (`outfile` is used, and removed at the process's exit).
  */
-function keep(slot: CacheSlot, outfile: string, meta: Metafile): string | undefined {
+function keep(
+  slot: CacheSlot,
+  outfile: string,
+  meta: Metafile,
+  seen: ReadonlyMap<string, string>,
+): string | undefined {
   try {
     const read = Object.keys(meta.inputs).map((f) => path.resolve(f));
     const dirs = new Set<string>();
@@ -298,7 +307,7 @@ function keep(slot: CacheSlot, outfile: string, meta: Metafile): string | undefi
     const manifest: Manifest = {
       format: CACHE_FORMAT,
       source: read[0] ?? '',
-      files: [...read, ...configs].map((f) => [f, fileHash(f)]),
+      files: [...read, ...configs].map((f) => [f, seen.get(f) ?? fileHash(f)]),
       packages: [...new Set(packages)],
     };
     // each written beside and renamed into place: runs at the same time never read half a file

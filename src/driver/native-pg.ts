@@ -16,7 +16,6 @@ import {
   bindMessage,
   closeStatementSync,
   DESCRIBE_EXEC_SYNC,
-  EXEC_SYNC,
   parseMessage,
   Q_BEGIN,
   Q_COMMIT,
@@ -81,10 +80,10 @@ class NativePgConnection extends NativeRequests implements Connection {
       : new DbError('reconnect', 'CONNECTION_LOST', 'Connection terminated by the server');
   }
 
-  /** Run a parsed statement: Bind + Execute + Sync; resolves to the row count. */
+  /** Run a parsed statement: Bind + Describe + Execute + Sync, as libpq; resolves to the row count. */
   runBound(head: Buffer, params: readonly unknown[] | undefined): Promise<number> {
     return this.request(
-      bindMessage(null, head, params, EXEC_SYNC),
+      bindMessage(null, head, params, DESCRIBE_EXEC_SYNC),
       K_PG,
       F_PG_EXT,
       W_COUNT,
@@ -95,7 +94,7 @@ class NativePgConnection extends NativeRequests implements Connection {
     if (params === undefined || params.length === 0)
       return this.request(queryMessage(sql), K_PG, 0, W_COUNT) as Promise<number>;
     return this.request(
-      bindMessage(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, EXEC_SYNC),
+      bindMessage(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, DESCRIBE_EXEC_SYNC),
       K_PG,
       F_PG_EXT,
       W_COUNT,
@@ -165,9 +164,9 @@ class NativePgStatement implements PreparedStatement {
     return this.conn.runBound(this.head, params);
   }
 
-  /** Bind + Execute + Sync of this statement for a batch. */
+  /** Bind + Describe + Execute + Sync of this statement for a batch. */
   encode(params?: readonly unknown[]): Uint8Array {
-    return bindMessage(null, this.head, params, EXEC_SYNC);
+    return bindMessage(null, this.head, params, DESCRIBE_EXEC_SYNC);
   }
 
   close(): Promise<void> {

@@ -49,7 +49,6 @@ import {
   bindMessage,
   closeStatementSync,
   DESCRIBE_EXEC_SYNC,
-  EXEC_SYNC,
   frame,
   int32,
   parseMessage,
@@ -455,10 +454,10 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
     return p;
   }
 
-  /** Run a parsed statement: one write of Bind + Execute + Sync; resolves to the row count. */
+  /** Run a parsed statement: one write of Bind + Describe + Execute + Sync, as libpq; resolves to the row count. */
   runBound(head: Buffer, params: readonly unknown[] | undefined): Promise<number> {
     if (this.broken !== null) return Promise.reject(this.broken);
-    this.sendShared(bindMessage(null, head, params, EXEC_SYNC));
+    this.sendShared(bindMessage(null, head, params, DESCRIBE_EXEC_SYNC));
     return this.expect(M_COUNT | M_EXT) as Promise<number>;
   }
 
@@ -493,7 +492,7 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
   query(sql: string, params?: readonly unknown[]): Promise<number> {
     if (params === undefined || params.length === 0) return this.simpleQuery(M_COUNT, sql) as Promise<number>;
     if (this.broken !== null) return Promise.reject(this.broken);
-    this.sendShared(bindMessage(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, EXEC_SYNC));
+    this.sendShared(bindMessage(parseUnnamed(sql), UNNAMED_BIND_HEAD, params, DESCRIBE_EXEC_SYNC));
     return this.expect(M_COUNT | M_EXT) as Promise<number>;
   }
 

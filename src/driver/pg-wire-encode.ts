@@ -27,7 +27,13 @@ export const int32 = (n: number): Buffer => {
 
 /** Execute the unnamed portal (all rows), then Sync. */
 export const EXEC_SYNC: Buffer = Buffer.concat([frame('E', '', int32(0)), frame('S')]);
-/** Describe the unnamed portal (for column names), Execute, Sync. */
+/**
+ * Describe the unnamed portal, Execute, Sync: what follows every Bind dbsmack sends. libpq sends a Describe
+ * of the portal with every execution (PQsendQueryGuts: Bind, Describe, Execute, Sync), so pgbench and
+ * sysbench's pgsql driver make the server describe every statement's result (a RowDescription, or NoData),
+ * and dbsmack does too: the same messages, the same work for the server per statement. Without it the
+ * server did less for dbsmack than for its peers (a point select's answer: 37 bytes against pgbench's 71).
+ */
 export const DESCRIBE_EXEC_SYNC: Buffer = Buffer.concat([
   frame('D', Buffer.from('P\0', 'latin1')),
   EXEC_SYNC,

@@ -30,6 +30,51 @@ import { round3 } from '../src/numbers.ts';
 
 const VALUES = [0, 1, 7, 999, 1000, 1001, 2047, 2048, 99_999, 1_234_567, 3_599_999_999, HIGHEST_US];
 
+/**
+ * What the codec and merging tests fill histograms with: empty, zeros, single values at the bottom and in
+ * the middle, narrow and wide bands, the top of the range, counts beyond 32 bits.
+ */
+const FILLS: [string, (h: Histogram) => void][] = [
+  ['empty', () => {}],
+  ['zeros only', (h) => h.recordValueWithCount(0, 3)],
+  [
+    'zero and one value',
+    (h) => {
+      h.recordValue(0);
+      h.recordValue(4321);
+    },
+  ],
+  ['lowest value', (h) => h.recordValue(1)],
+  ['one value', (h) => h.recordValue(1234)],
+  [
+    'band',
+    (h) => {
+      for (let i = 0; i < 5000; i++) h.recordValue(300 + ((i * 131) % 2500));
+    },
+  ],
+  [
+    'spread',
+    (h) => {
+      for (let i = 0; i < 20_000; i++) h.recordValue(1 + ((i * 7919) % 50_000_000));
+    },
+  ],
+  [
+    'spread and top',
+    (h) => {
+      for (let i = 0; i < 3000; i++) h.recordValue(1 + ((i * 7919) % 90_000_000));
+      h.recordValue(HIGHEST_US);
+    },
+  ],
+  [
+    'huge counts',
+    (h) => {
+      h.recordValueWithCount(5, 2 ** 40 + 3);
+      h.recordValueWithCount(HIGHEST_US, 2 ** 33);
+      h.recordValueWithCount(77, 130);
+    },
+  ],
+];
+
 test('a recording histogram encodes as the package wrapper does, and decodes to the same counts', () => {
   initWebAssemblySync();
   const theirs = build({
@@ -157,39 +202,7 @@ test('adding snapshots and reading percentiles in one walk give exactly what the
 });
 
 test('adding an encoded snapshot straight into a histogram gives what decoding it and adding gives', () => {
-  // what each snapshot holds; the last shapes make the direct path give way (beyond the range, other layouts)
-  const fills: [string, (h: Histogram) => void][] = [
-    ['empty', () => {}],
-    ['zeros only', (h) => h.recordValueWithCount(0, 3)],
-    [
-      'zero and one value',
-      (h) => {
-        h.recordValue(0);
-        h.recordValue(4321);
-      },
-    ],
-    ['one value', (h) => h.recordValue(1)],
-    [
-      'band',
-      (h) => {
-        for (let i = 0; i < 5000; i++) h.recordValue(300 + ((i * 131) % 2500));
-      },
-    ],
-    [
-      'spread and top',
-      (h) => {
-        for (let i = 0; i < 3000; i++) h.recordValue(1 + ((i * 7919) % 90_000_000));
-        h.recordValue(HIGHEST_US);
-      },
-    ],
-    [
-      'huge counts',
-      (h) => {
-        h.recordValueWithCount(5, 2 ** 40 + 3);
-        h.recordValueWithCount(77, 130);
-      },
-    ],
-  ];
+  // each snapshot holds one of FILLS; the last destinations and the second source make the direct path give way
   const dests: [string, () => Histogram][] = [
     ['merging', mergingHistogram],
     [
@@ -245,7 +258,7 @@ test('adding an encoded snapshot straight into a histogram gives what decoding i
     for (const [sn, source] of sources) {
       const ours = dest();
       const theirs = dest();
-      for (const [fn, fill] of fills) {
+      for (const [fn, fill] of FILLS) {
         const src = source();
         fill(src);
         const encoded = encodeHistogram(src);
@@ -273,26 +286,7 @@ test('adding an encoded snapshot straight into a histogram gives what decoding i
 });
 
 test('the V2 codec writes and reads what the package writes and reads, large counts and long runs included', () => {
-  const shapes: [string, (h: Histogram) => void][] = [
-    ['empty', () => {}],
-    ['zeros only', (h) => h.recordValue(0)],
-    ['one value', (h) => h.recordValue(1234)],
-    [
-      'spread',
-      (h) => {
-        for (let i = 0; i < 20_000; i++) h.recordValue(1 + ((i * 7919) % 50_000_000));
-      },
-    ],
-    [
-      'huge counts',
-      (h) => {
-        h.recordValueWithCount(5, 2 ** 40 + 3);
-        h.recordValueWithCount(HIGHEST_US, 2 ** 33);
-        h.recordValueWithCount(77, 130);
-      },
-    ],
-  ];
-  for (const [name, fill] of shapes) {
+  for (const [name, fill] of FILLS) {
     const h = build({
       bitBucketSize: 64,
       lowestDiscernibleValue: 1,

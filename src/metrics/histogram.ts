@@ -60,19 +60,12 @@ export function addEncoded(dest: Histogram, b64: string): void {
  * them (its maximum, its lowest value above zero, its total); false, and nothing changed, otherwise.
  */
 function addCounts(dest: Histogram, c: DecodedCounts): boolean {
-  const d = dest as unknown as CountsWalk & {
+  const d = dest as unknown as Adding & {
     lowestDiscernibleValue: number;
     highestTrackableValue: number;
     numberOfSignificantValueDigits: number;
     unitMagnitudeMask: number;
     lowestDiscernibleValueRounded: number;
-    startTimeStampMsec: number;
-    endTimeStampMsec: number;
-    addToCountAtIndex(i: number, c: number): void;
-    setTotalCount(n: number): void;
-    updatedMaxValue(v: number): void;
-    updateMinNonZeroValue(v: number): void;
-    highestEquivalentValue(v: number): number;
   };
   if (
     typeof d.addToCountAtIndex !== 'function' ||
@@ -105,13 +98,42 @@ function addCounts(dest: Histogram, c: DecodedCounts): boolean {
     d.addToCountAtIndex(c.index[i] as number, k);
     observed += k;
   }
-  d.setTotalCount(dest.totalCount + observed);
-  d.updatedMaxValue(Math.max(dest.maxValue, srcMax));
-  d.updateMinNonZeroValue(Math.min(dest.minNonZeroValue, srcMin));
   // a decoded histogram's time stamps are a new histogram's (start MAX_SAFE_INTEGER, end 0)
-  d.startTimeStampMsec = Math.min(d.startTimeStampMsec, Number.MAX_SAFE_INTEGER);
-  d.endTimeStampMsec = Math.max(d.endTimeStampMsec, 0);
+  addedTotals(d, observed, srcMax, srcMin, Number.MAX_SAFE_INTEGER, 0);
   return true;
+}
+
+/** The internals of hdr-histogram-js's JS histograms that adding into one writes. */
+type Adding = CountsWalk & {
+  startTimeStampMsec: number;
+  endTimeStampMsec: number;
+  totalCount: number;
+  maxValue: number;
+  minNonZeroValue: number;
+  addToCountAtIndex(i: number, c: number): void;
+  setTotalCount(n: number): void;
+  updatedMaxValue(v: number): void;
+  updateMinNonZeroValue(v: number): void;
+  highestEquivalentValue(v: number): number;
+};
+
+/**
+ * After the counts of a source were added into `d` (`observed` of them): its total, maximum, lowest value
+ * above zero and time stamps, as the package's `add` sets them from the source's.
+ */
+function addedTotals(
+  d: Adding,
+  observed: number,
+  max: number,
+  minNonZero: number,
+  startMs: number,
+  endMs: number,
+): void {
+  d.setTotalCount(d.totalCount + observed);
+  d.updatedMaxValue(Math.max(d.maxValue, max));
+  d.updateMinNonZeroValue(Math.min(d.minNonZeroValue, minNonZero));
+  d.startTimeStampMsec = Math.min(d.startTimeStampMsec, startMs);
+  d.endTimeStampMsec = Math.max(d.endTimeStampMsec, endMs);
 }
 
 /** Latency summary in milliseconds. An empty histogram gives zeros. */
@@ -213,20 +235,9 @@ function ulp(x: number): number {
  * Histograms of another layout, or values beyond `dest`'s range (which `add` resizes for), go to `add`.
  */
 export function addInto(dest: Histogram, src: Histogram): void {
-  type Adding = CountsWalk & {
-    bucketCount: number;
-    subBucketCount: number;
-    unitMagnitude: number;
-    startTimeStampMsec: number;
-    endTimeStampMsec: number;
-    addToCountAtIndex(i: number, c: number): void;
-    setTotalCount(n: number): void;
-    updatedMaxValue(v: number): void;
-    updateMinNonZeroValue(v: number): void;
-    highestEquivalentValue(v: number): number;
-  };
-  const d = dest as unknown as Adding;
-  const o = src as unknown as Adding;
+  type Layout = Adding & { bucketCount: number; subBucketCount: number; unitMagnitude: number };
+  const d = dest as unknown as Layout;
+  const o = src as unknown as Layout;
   if (
     typeof d.addToCountAtIndex !== 'function' ||
     typeof o.getCountAtIndex !== 'function' ||
@@ -250,11 +261,7 @@ export function addInto(dest: Histogram, src: Histogram): void {
       }
     }
   }
-  d.setTotalCount(dest.totalCount + observed);
-  d.updatedMaxValue(Math.max(dest.maxValue, src.maxValue));
-  d.updateMinNonZeroValue(Math.min(dest.minNonZeroValue, src.minNonZeroValue));
-  d.startTimeStampMsec = Math.min(d.startTimeStampMsec, o.startTimeStampMsec);
-  d.endTimeStampMsec = Math.max(d.endTimeStampMsec, o.endTimeStampMsec);
+  addedTotals(d, observed, src.maxValue, src.minNonZeroValue, o.startTimeStampMsec, o.endTimeStampMsec);
 }
 
 /** Value at a percentile in milliseconds (0 for an empty histogram). */

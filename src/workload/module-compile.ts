@@ -29,7 +29,6 @@
  * again when any of them changed or when the manifest or the module is missing or unreadable; a folder that
  * cannot be written means a compile every run, as before. Not followed: a tsconfig's `extends`.
  */
-import { createHash } from 'node:crypto';
 import {
   accessSync,
   constants,
@@ -47,6 +46,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Loader, Message, Metafile, Plugin } from 'esbuild';
 import { InputError } from '../errors.ts';
+import { crypto } from '../lazy-crypto.ts';
 import { loadModule } from '../load-module.ts';
 
 /** The public API a workload module's `import … from 'dbsmack'` gets: the running package's. */
@@ -96,7 +96,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
     try {
       mkdirSync(path.dirname(cache.module), { recursive: true });
       accessSync(path.dirname(cache.module), constants.W_OK);
-      outfile = `${cache.module}.${process.pid}-${Math.random().toString(36).slice(2)}`;
+      outfile = beside(cache.module);
     } catch {
       outfile = undefined;
     }
@@ -107,7 +107,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
     } catch (e) {
       throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
     }
-    outfile = path.join(outDir, `${compiled.size + 1}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`);
+    outfile = path.join(outDir, `${compiled.size + 1}-${stem(file)}.mjs`);
   }
   let meta: Metafile | undefined;
   const seen = new Map<string, string>();
@@ -243,13 +243,23 @@ function cacheOf(file: string): CacheSlot | undefined {
     JSON.stringify([CACHE_FORMAT, path.resolve(file), process.versions.node, API.href]),
   ).slice(0, 32);
   return {
-    module: path.join(dir, `${name}-${path.basename(file).replace(/\.[^.]*$/, '')}.mjs`),
+    module: path.join(dir, `${name}-${stem(file)}.mjs`),
     manifest: path.join(dir, `${name}.json`),
   };
 }
 
+/** A source's file name without its extension, in the compiled module's name. */
+function stem(file: string): string {
+  return path.basename(file).replace(/\.[^.]*$/, '');
+}
+
+/** A name beside `file` for writing it before it is renamed into place (unique to this process and call). */
+function beside(file: string): string {
+  return `${file}.${process.pid}-${Math.random().toString(36).slice(2)}`;
+}
+
 function hash(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
+  return crypto().createHash('sha256').update(data).digest('hex');
 }
 
 /** A file's content hash, or null when it cannot be read. */
@@ -312,7 +322,7 @@ function keep(
     };
     // each written beside and renamed into place: runs at the same time never read half a file
     renameSync(outfile, slot.module);
-    const tmp = `${slot.manifest}.${process.pid}-${Math.random().toString(36).slice(2)}`;
+    const tmp = beside(slot.manifest);
     writeFileSync(tmp, JSON.stringify(manifest));
     renameSync(tmp, slot.manifest);
     return pathToFileURL(slot.module).href;

@@ -56,11 +56,14 @@ async function child(spec: string): Promise<void> {
       const lean = (await connectMysqlLean(target, { connectTimeoutMs: 5000, load: true })) as unknown as {
         socket: { _handle: { fd: number }; destroy(): void };
         deprecateEof: boolean;
+        cacheMetadata: boolean;
         prepare(sql: string): Promise<{ encoder: InstanceType<typeof ExecuteEncoder> }>;
       };
       const stmt = await lean.prepare('SELECT c FROM sbtest1 WHERE id=?');
       const enc = stmt.encoder;
-      const id = native.openNative(lean.socket._handle.fd, native.P_MYSQL, lean.deprecateEof, sink(i));
+      const options =
+        (lean.deprecateEof ? native.O_DEPRECATE_EOF : 0) | (lean.cacheMetadata ? native.O_CACHE_METADATA : 0);
+      const id = native.openNative(lean.socket._handle.fd, native.P_MYSQL, options, sink(i));
       lean.socket.destroy();
       conns.push({ id, next: (n) => enc.encode([(n % 100000) + 1]), kind: native.K_MY_RESULT, flags: 0 });
     } else {
@@ -72,7 +75,7 @@ async function child(spec: string): Promise<void> {
       };
       await lean.prepare('SELECT c FROM sbtest1 WHERE id=$1');
       const head = bindHead('dbsmack_1');
-      const id = native.openNative(lean.socket._handle.fd, native.P_PG, false, sink(i));
+      const id = native.openNative(lean.socket._handle.fd, native.P_PG, 0, sink(i));
       lean.socket.destroy();
       conns.push({
         id,

@@ -128,6 +128,11 @@ constexpr int RS_COLUMNS = 1;
 constexpr int RS_COLUMNS_EOF = 2;
 constexpr int RS_ROWS = 3;
 
+// open()'s MySQL session options: the capabilities the handshake settled that change how responses end.
+constexpr int O_DEPRECATE_EOF = 1;    // an OK packet (0xFE header) ends the rows; no EOF packets
+constexpr int O_CACHE_METADATA = 2;   // MariaDB's MARIADB_CLIENT_CACHE_METADATA: column count packets carry
+                                      // a byte saying whether the column definitions follow
+
 double monoUs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -149,6 +154,7 @@ struct Conn {
   int fd = -1;
   int proto = P_MYSQL;
   bool deprecateEof = false;
+  bool cacheMetadata = false;
   bool dead = false;
   bool inEpoll = false;
   int lostErrno = 0;
@@ -378,8 +384,14 @@ void mysqlPacket(Conn* c, const uint8_t* p, size_t len, int h, uint8_t seq, doub
       } else {
         size_t o = 0;
         c->left = lenenc(p, &o);
-        c->part = RS_COLUMNS;
         c->sawResultSet = true;
+        if (c->cacheMetadata && o < len && p[o] == 0) {
+          // The server left the (unchanged) column definitions out.
+          c->left = 0;
+          c->part = c->deprecateEof ? RS_ROWS : RS_COLUMNS_EOF;
+        } else {
+          c->part = RS_COLUMNS;
+        }
       }
       return;
     case RS_COLUMNS:
@@ -953,15 +965,20 @@ napi_value Init(napi_env env, napi_callback_info info) {
   return undefinedValue(env);
 }
 
-// open(fd, protocol, deprecateEof): takes a duplicate of the socket's descriptor; returns the id.
+// open(fd, protocol, options): takes a duplicate of the socket's descriptor; returns the id. options: the
+// MySQL session's O_* bits (0 for PostgreSQL).
 napi_value Open(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (throwIf(env, argc < 3 || tcore == nullptr, "open(fd, protocol, deprecateEof) after init()")) return nullptr;
+  if (throwIf(env, argc < 3 || tcore == nullptr, "open(fd, protocol, options) after init()")) return nullptr;
   int fd = intArg(env, argv[0]);
-  bool deprecateEof = false;
-  napi_get_value_bool(env, argv[2], &deprecateEof);
+  // A number, strictly: JavaScript of another build passing the flags differently must fail here, not read
+  // responses with the wrong rules and wait for packets that never come.
+  int32_t options = 0;
+  if (throwIf(env, napi_get_value_int32(env, argv[2], &options) != napi_ok,
+              "open(): options must be a number (the addon and the JavaScript are of different builds)"))
+    return nullptr;
   int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (throwIfErrno(env, own < 0, errno)) return nullptr;
   int fl = fcntl(own, F_GETFL);
@@ -973,7 +990,8 @@ napi_value Open(napi_env env, napi_callback_info info) {
   c->core = tcore;
   c->fd = own;
   c->proto = intArg(env, argv[1]);
-  c->deprecateEof = deprecateEof;
+  c->deprecateEof = (options & O_DEPRECATE_EOF) != 0;
+  c->cacheMetadata = (options & O_CACHE_METADATA) != 0;
   if (!tcore->freeIds.empty()) {
     c->id = tcore->freeIds.back();
     tcore->freeIds.pop_back();

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  columnDefinitionsFollowing,
   cursor,
   decodeAuthSwitchRequest,
   decodeColumnDefinition,
@@ -13,6 +14,7 @@ import {
   decodeHandshakeV10,
   decodeOkPacket,
   decodePrepareOk,
+  decodeTextResponse,
   decodeTextRow,
   endOfRowsStatus,
   isEndOfRows,
@@ -24,6 +26,7 @@ import {
 } from '../src/driver/mysql-wire-decode.ts';
 import {
   CLIENT_CONNECT_WITH_DB,
+  CLIENT_MYSQL,
   CLIENT_PLUGIN_AUTH,
   CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA,
   CLIENT_PROTOCOL_41,
@@ -31,6 +34,7 @@ import {
   ExecuteEncoder,
   handshakeResponsePacket,
   lenencSize,
+  MARIADB_CACHE_METADATA,
   writeLenenc,
 } from '../src/driver/mysql-wire-encode.ts';
 
@@ -160,25 +164,37 @@ test('mysql wire: ERR, OK, EOF and prepare OK packets decode to their fields', (
 });
 
 test('mysql wire: handshake, auth switch, column definitions and text rows', () => {
-  const hs = Buffer.concat([
-    Buffer.from([10]),
-    Buffer.from('5.5.5-10.11.19-MariaDB\0', 'latin1'),
-    Buffer.from([0x2a, 0, 0, 0]), // connection id 42
-    Buffer.from('abcdefgh\0', 'latin1'),
-    Buffer.from([0xff, 0xf7]), // capabilities, low
-    Buffer.from([0x2d, 0x02, 0x00]), // charset, status
-    Buffer.from([0xff, 0x81]), // capabilities, high (PLUGIN_AUTH 0x80000 set)
-    Buffer.from([21]), // auth data length
-    Buffer.alloc(10),
-    Buffer.from('ijklmnopqrst\0', 'latin1'),
-    Buffer.from('mysql_native_password\0', 'latin1'),
-  ]);
+  /** A handshake with the low capability byte `low0` (bit 0: CLIENT_MYSQL) and MariaDB's `extended`. */
+  const handshake = (low0: number, extended: number): Buffer => {
+    const reserved = Buffer.alloc(10);
+    reserved.writeUInt32LE(extended, 6);
+    return Buffer.concat([
+      Buffer.from([10]),
+      Buffer.from('5.5.5-10.11.19-MariaDB\0', 'latin1'),
+      Buffer.from([0x2a, 0, 0, 0]), // connection id 42
+      Buffer.from('abcdefgh\0', 'latin1'),
+      Buffer.from([low0, 0xf7]), // capabilities, low
+      Buffer.from([0x2d, 0x02, 0x00]), // charset, status
+      Buffer.from([0xff, 0x81]), // capabilities, high (PLUGIN_AUTH 0x80000 set)
+      Buffer.from([21]), // auth data length
+      reserved, // 6 reserved, then MariaDB's extended capabilities
+      Buffer.from('ijklmnopqrst\0', 'latin1'),
+      Buffer.from('mysql_native_password\0', 'latin1'),
+    ]);
+  };
+  const hs = handshake(0xff, 0x1d);
   const h = decodeHandshakeV10(hs, 0, hs.length);
   assert.equal(h.serverVersion, '5.5.5-10.11.19-MariaDB');
   assert.equal(h.connectionId, 42);
   assert.equal(h.plugin, 'mysql_native_password');
   assert.equal(h.authData.toString('latin1'), 'abcdefghijklmnopqrst\0');
   assert.equal(h.capabilities, 0x81fff7ff);
+  assert.equal(h.mariadbCapabilities, 0, 'CLIENT_MYSQL set: the reserved bytes mean nothing');
+  const mariadb = handshake(0xfe, 0x1d);
+  const m = decodeHandshakeV10(mariadb, 0, mariadb.length);
+  assert.equal(m.capabilities, 0x81fff7fe);
+  assert.equal(m.mariadbCapabilities, 0x1d, 'MariaDB: extended capabilities (CACHE_METADATA is 0x10)');
+  assert.equal(m.plugin, 'mysql_native_password', 'the fields after them are where they were');
 
   const sw = Buffer.concat([
     Buffer.from([0xfe]),
@@ -279,4 +295,57 @@ test('mysql wire: the handshake response carries user, answer, database and plug
   assert.equal(b[12], 224, 'utf8mb4');
   const rest = b.subarray(4 + 32);
   assert.equal(rest.toString('latin1'), 'bob\0\x03\x01\x02\x03db1\0mysql_native_password\0');
+  assert.deepEqual([...b.subarray(4 + 9, 4 + 32)], new Array(23).fill(0), 'nothing extended asked for');
+  const asking = handshakeResponsePacket({
+    capabilities: caps,
+    mariadbCapabilities: MARIADB_CACHE_METADATA,
+    user: 'bob',
+    authResponse: Buffer.from([1, 2, 3]),
+    database: 'db1',
+    plugin: 'mysql_native_password',
+    seq: 1,
+  });
+  assert.equal(asking.readUInt32LE(4 + 28), 0x10, "MariaDB's extended capabilities in the last 4 of 23");
+  assert.deepEqual(asking.subarray(4 + 32), rest);
+  const toMysql = handshakeResponsePacket({
+    capabilities: caps | CLIENT_MYSQL,
+    mariadbCapabilities: MARIADB_CACHE_METADATA,
+    user: 'bob',
+    authResponse: Buffer.from([1, 2, 3]),
+    database: 'db1',
+    plugin: 'mysql_native_password',
+    seq: 1,
+  });
+  assert.equal(toMysql.readUInt32LE(4 + 28), 0, 'with CLIENT_MYSQL the filler stays zero');
+});
+
+test('mysql wire: a text response with and without column definitions (MariaDB cache metadata)', () => {
+  const packet = (seq: number, payload: Buffer): Buffer => {
+    const h = Buffer.alloc(4);
+    h.writeUIntLE(payload.length, 0, 3);
+    h[3] = seq;
+    return Buffer.concat([h, payload]);
+  };
+  const col = (name: string): Buffer =>
+    Buffer.concat([
+      lenencStr('def'),
+      lenencStr('db'),
+      lenencStr('t'),
+      lenencStr('t'),
+      lenencStr(name),
+      lenencStr(name),
+      Buffer.from([0x0c, 0x21, 0, 0xff, 0, 0, 0, T_LONGLONG, 0, 0, 0, 0, 0]),
+    ]);
+  const okEnd = Buffer.from([0xfe, 0, 0, 0x02, 0x00, 0, 0]);
+  const rows = [packet(3, lenencStr('5')), packet(4, lenencStr('6')), packet(5, okEnd)];
+  // Column count 1, then (under cache metadata) the byte saying the definitions follow.
+  const plain = Buffer.concat([packet(1, Buffer.from([1])), packet(2, col('n')), ...rows]);
+  assert.deepEqual(decodeTextResponse(plain, true, false), [{ n: 5 }, { n: 6 }]);
+  const flagged = Buffer.concat([packet(1, Buffer.from([1, 1])), packet(2, col('n')), ...rows]);
+  assert.deepEqual(decodeTextResponse(flagged, true, true), [{ n: 5 }, { n: 6 }]);
+  const skipped = Buffer.concat([packet(1, Buffer.from([1, 0])), ...rows]);
+  assert.equal(decodeTextResponse(skipped, true, true).length, 2, 'rows follow the count at once');
+  assert.equal(columnDefinitionsFollowing(Buffer.from([3, 1]), 0, true), 3);
+  assert.equal(columnDefinitionsFollowing(Buffer.from([3, 0]), 0, true), 0);
+  assert.equal(columnDefinitionsFollowing(Buffer.from([3]), 0, false), 3);
 });

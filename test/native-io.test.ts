@@ -700,3 +700,56 @@ test('native io: MariaDB sessions killed under a batched run are reconnected to'
     await admin.close();
   }
 });
+
+test('native io (mysql): MariaDB leaves unchanged column definitions out of prepared results, on both paths', async (t) => {
+  if (!needNative(t)) return;
+  const target = await needServer(t, 'mysql');
+  if (!target) return;
+  for (const io of ['js', 'native'] as const) {
+    const c = await load(withIo(target, io));
+    const tb = `native_io_meta_${io}_${process.pid}`;
+    try {
+      const v = /MariaDB (\d+)\.(\d+)/.exec(c.serverVersion);
+      if (v === null || Number(v[1]) * 100 + Number(v[2]) < 1006) {
+        t.skip(`${c.serverVersion} has no MARIADB_CLIENT_CACHE_METADATA (MariaDB 10.6+)`);
+        return;
+      }
+      await c.query(`DROP TABLE IF EXISTS ${tb}`);
+      await c.query(`CREATE TABLE ${tb} (id INT PRIMARY KEY, payload_column VARCHAR(20))`);
+      for (let i = 1; i <= 50; i++) await c.query(`INSERT INTO ${tb} VALUES (?, ?)`, [i, `v${i}`]);
+      // What the server sent this session, before and after each step (SHOW STATUS answers alike).
+      const sent = async (): Promise<number> =>
+        Number((await c.all(`SHOW SESSION STATUS LIKE 'Bytes_sent'`))[0]?.Value);
+      const sel = await c.prepare(`SELECT id, payload_column FROM ${tb} WHERE id = ?`);
+      assert.equal(await sel.run([1]), 1);
+      const b0 = await sent();
+      const b1 = await sent();
+      assert.equal(await sel.run([2]), 1);
+      const b2 = await sent();
+      assert.equal(await c.query(`SELECT id, payload_column FROM ${tb} WHERE id = 2`), 1);
+      const b3 = await sent();
+      const status = b1 - b0;
+      const executed = b2 - b1 - status;
+      const text = b3 - b2 - status;
+      // Two column definitions are some 100 bytes; a binary row is a few bytes longer than a text one.
+      assert.ok(
+        executed + 60 < text,
+        `${io}: the execution got ${executed} bytes, the same SELECT as text ${text} (definitions left out)`,
+      );
+      // Columns that change come again, and every count stays right.
+      const all = await c.prepare(`SELECT * FROM ${tb} WHERE id <= ?`);
+      assert.equal(await all.run([10]), 10);
+      assert.equal(await all.run([50]), 50);
+      await c.query(`ALTER TABLE ${tb} ADD COLUMN extra INT DEFAULT 7`);
+      assert.equal(await all.run([20]), 20, `${io}: rows after the columns changed`);
+      assert.equal(await all.run([0]), 0);
+      assert.equal(await sel.run([3]), 1);
+      assert.deepEqual(await c.all(`SELECT id, extra FROM ${tb} WHERE id = ?`, [4]), [{ id: 4, extra: 7 }]);
+      await all.close();
+      await sel.close();
+    } finally {
+      await c.query(`DROP TABLE IF EXISTS ${tb}`).catch(() => {});
+      await c.close();
+    }
+  }
+});

@@ -8,7 +8,9 @@
  * - Reads land in one static buffer per connection (`net.connect({ onread })`, no 'data' events); packets
  *   are parsed in place and only a packet that spans reads is copied out (into a buffer of its full size).
  * - A result is counted, not decoded: column definitions are skipped and rows counted; an OK packet gives
- *   the affected rows (CLIENT_FOUND_ROWS: matched rows, as with the mysql2 connector).
+ *   the affected rows (CLIENT_FOUND_ROWS: matched rows, as with the mysql2 connector). On MariaDB 10.6+
+ *   the session asks for MARIADB_CLIENT_CACHE_METADATA, as MariaDB's C client (so sysbench) does: a
+ *   prepared statement's executions then come without column definitions while its columns are unchanged.
  * - Requests run one at a time in FIFO order; the state of the one in flight lives in fields of the
  *   connection (no per-request objects or closures unless a request has to wait in the queue).
  * Only `all()` (set-up, probes) decodes rows: text protocol, numbers for the integer and float types.
@@ -35,6 +37,7 @@ import {
   AUTH_MORE_DATA,
   AUTH_SWITCH_REQUEST,
   type ColumnDef,
+  columnDefinitionsFollowing,
   decodeAuthSwitchRequest,
   decodeColumnDefinition,
   decodeErrPacket,
@@ -48,12 +51,12 @@ import {
   LOCAL_INFILE_REQUEST,
   MysqlPacketReader,
   OK_PACKET,
-  readLenenc,
   SERVER_MORE_RESULTS_EXISTS,
 } from './mysql-wire-decode.ts';
 import {
   CLIENT_CONNECT_WITH_DB,
   CLIENT_DEPRECATE_EOF,
+  CLIENT_MYSQL,
   CLIENT_PROTOCOL_41,
   CLIENT_SECURE_CONNECTION,
   CLIENT_WANTED,
@@ -63,6 +66,8 @@ import {
   ExecuteEncoder,
   emptyPacket,
   handshakeResponsePacket,
+  MARIADB_CACHE_METADATA,
+  MARIADB_WANTED,
   QUIT_PACKET,
   stmtClosePacket,
   textCommand,
@@ -169,6 +174,11 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
   // Handshake and authentication.
   /** The session has CLIENT_DEPRECATE_EOF: an OK packet (header 0xFE) ends the rows, no EOF packets. */
   deprecateEof = false;
+  /**
+   * The session has MARIADB_CLIENT_CACHE_METADATA (a MariaDB 10.6+ server): a prepared statement's result
+   * sets come without their column definitions while these are unchanged, as they do for sysbench.
+   */
+  cacheMetadata = false;
   private plugin = NATIVE_PASSWORD;
   private scramble: Buffer = Buffer.alloc(0);
   private awaitingKey = false;
@@ -263,12 +273,15 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
     this.socket.write(emptyPacket(seq + 1));
   }
 
-  /** The column count that opens a result set. */
+  /** The column count that opens a result set (its column definitions may be left out: cacheMetadata). */
   private onColumnCount(b: Buffer, s: number): void {
-    this.left = readLenenc(b, s);
-    this.rsPart = RS_COLUMNS;
+    this.left = columnDefinitionsFollowing(b, s, this.cacheMetadata);
     this.sawResultSet = true;
-    if (this.state === R_ROWS) this.columns = [];
+    if (this.left === 0) this.rsPart = this.deprecateEof ? RS_ROWS : RS_COLUMNS_EOF;
+    else {
+      this.rsPart = RS_COLUMNS;
+      if (this.state === R_ROWS) this.columns = [];
+    }
   }
 
   private onColumnDefinition(b: Buffer, s: number): void {
@@ -335,6 +348,8 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
     const t = this.target;
     const mine = ((CLIENT_WANTED | (t.database ? CLIENT_CONNECT_WITH_DB : 0)) & caps) >>> 0;
     this.deprecateEof = (mine & CLIENT_DEPRECATE_EOF) !== 0;
+    const mariadb = (caps & CLIENT_MYSQL) === 0 ? (MARIADB_WANTED & hs.mariadbCapabilities) >>> 0 : 0;
+    this.cacheMetadata = (mariadb & MARIADB_CACHE_METADATA) !== 0;
     let auth: Buffer;
     try {
       auth = authResponse(this.plugin, t.password ?? '', this.scramble);
@@ -346,6 +361,7 @@ export class LeanMysqlConnection extends MysqlPacketReader implements Connection
     this.socket.write(
       handshakeResponsePacket({
         capabilities: mine,
+        mariadbCapabilities: mariadb,
         user: t.user ?? 'root',
         authResponse: auth,
         database: t.database,

@@ -199,6 +199,16 @@ export function endOfRowsStatus(b: Buffer, s: number, deprecateEof: boolean): nu
   return deprecateEof ? decodeOkPacket(b, s).status : eofStatus(b, s);
 }
 
+/**
+ * How many column definition packets follow the column count packet at `s` that opens a result set: the
+ * column count, or 0 when the session has MARIADB_CLIENT_CACHE_METADATA (`cacheMetadata`) and the packet's
+ * extra byte says the server left them out (a prepared statement's columns, unchanged since last sent).
+ */
+export function columnDefinitionsFollowing(b: Buffer, s: number, cacheMetadata: boolean): number {
+  const n = readLenenc(b, s);
+  return cacheMetadata && b[cursor.at] === 0 ? 0 : n;
+}
+
 /** A column's name and type from a ColumnDefinition41 packet. */
 export interface ColumnDef {
   name: string;
@@ -271,6 +281,11 @@ export interface HandshakeV10 {
   serverVersion: string;
   connectionId: number;
   capabilities: number;
+  /**
+   * MariaDB's extended capabilities (bits 32..63), in the last 4 of the 10 reserved bytes; 0 when the
+   * server sets CLIENT_MYSQL (bit 0: a MySQL server, for which those bytes mean nothing).
+   */
+  mariadbCapabilities: number;
   /** auth-plugin-data, parts 1 and 2 joined (the scramble before trimming). */
   authData: Buffer;
   /** Authentication plugin the server starts with (mysql_native_password when it names none). */
@@ -289,9 +304,13 @@ export function decodeHandshakeV10(b: Buffer, s: number, e: number): HandshakeV1
   let caps = b.readUInt16LE(o);
   o += 2;
   let authLen = 0;
+  let mariadbCaps = 0;
   if (o < e) {
+    // character set (1), status (2), capabilities' upper half (2), auth data length (1), 6 reserved,
+    // MariaDB's extended capabilities (4)
     caps |= b.readUInt16LE(o + 3) << 16;
     authLen = b[o + 5] as number;
+    if ((caps & 1) === 0 && o + 16 <= e) mariadbCaps = b.readUInt32LE(o + 12);
     o += 16;
   }
   caps >>>= 0;
@@ -308,7 +327,14 @@ export function decodeHandshakeV10(b: Buffer, s: number, e: number): HandshakeV1
     const end = b.indexOf(0, o);
     plugin = b.toString('latin1', o, end < 0 || end > e ? e : end);
   }
-  return { serverVersion, connectionId, capabilities: caps, authData: Buffer.concat([auth1, auth2]), plugin };
+  return {
+    serverVersion,
+    connectionId,
+    capabilities: caps,
+    mariadbCapabilities: mariadbCaps,
+    authData: Buffer.concat([auth1, auth2]),
+    plugin,
+  };
 }
 
 /** AuthSwitchRequest: the plugin to switch to and its fresh challenge (empty name: the old-password request). */
@@ -334,10 +360,12 @@ class TextResponse extends MysqlPacketReader {
   private section = TR_HEAD;
   private left = 0;
   private readonly deprecateEof: boolean;
+  private readonly cacheMetadata: boolean;
 
-  constructor(raw: Buffer, deprecateEof: boolean) {
+  constructor(raw: Buffer, deprecateEof: boolean, cacheMetadata: boolean) {
     super(raw);
     this.deprecateEof = deprecateEof;
+    this.cacheMetadata = cacheMetadata;
   }
 
   run(n: number): Row[] {
@@ -349,9 +377,12 @@ class TextResponse extends MysqlPacketReader {
     switch (this.section) {
       case TR_HEAD:
         if (b[s] !== OK_PACKET && b[s] !== ERR_PACKET) {
-          this.left = readLenenc(b, s);
-          this.columns = [];
-          this.section = TR_COLUMNS;
+          // A text result always carries its columns; were they left out, the last ones would stand.
+          this.left = columnDefinitionsFollowing(b, s, this.cacheMetadata);
+          if (this.left > 0) {
+            this.columns = [];
+            this.section = TR_COLUMNS;
+          } else this.section = this.deprecateEof ? TR_ROWS : TR_COLUMNS_EOF;
         }
         return;
       case TR_COLUMNS:
@@ -370,8 +401,9 @@ class TextResponse extends MysqlPacketReader {
 
 /**
  * The rows of a whole text-protocol response, packets with their headers as they came off the wire (the
- * native I/O core hands `all()` its response so): the rows of every result set, in order.
+ * native I/O core hands `all()` its response so): the rows of every result set, in order. The flags are
+ * the session's CLIENT_DEPRECATE_EOF and MARIADB_CLIENT_CACHE_METADATA.
  */
-export function decodeTextResponse(raw: Buffer, deprecateEof: boolean): Row[] {
-  return new TextResponse(raw, deprecateEof).run(raw.length);
+export function decodeTextResponse(raw: Buffer, deprecateEof: boolean, cacheMetadata: boolean): Row[] {
+  return new TextResponse(raw, deprecateEof, cacheMetadata).run(raw.length);
 }

@@ -85,8 +85,9 @@ export abstract class NativeRequests implements CompletionSink {
   /** The batch in flight (runBatch). */
   private batch: StatementBatch | undefined;
 
-  constructor(fd: number, protocol: number, deprecateEof: boolean) {
-    this.id = openNative(fd, protocol, deprecateEof, this);
+  /** `options`: the MySQL session's O_* bits of native-core.ts (0 for PostgreSQL). */
+  constructor(fd: number, protocol: number, options: number) {
+    this.id = openNative(fd, protocol, options, this);
   }
 
   /** The server's error, from the bytes of its error message. */

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 /** The addon's functions (see native/dbsmack_io.cc). */
 interface Addon {
   init(design: number): void;
-  open(fd: number, protocol: number, deprecateEof: boolean): number;
+  open(fd: number, protocol: number, options: number): number;
   submit(id: number, bytes: Uint8Array, kind: number, flags: number): void;
   submitBatch(
     id: number,
@@ -37,6 +37,10 @@ interface Addon {
 
 export const P_MYSQL = 0;
 export const P_PG = 1;
+
+// open()'s MySQL session options (as in the addon): CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA.
+export const O_DEPRECATE_EOF = 1;
+export const O_CACHE_METADATA = 2;
 
 // Request kinds and flags (as in the addon).
 export const K_MY_RESULT = 0;
@@ -116,13 +120,8 @@ function core(): Addon {
 }
 
 /** Hand a socket's descriptor to the core; its completions go to `sink`. Returns the connection's id. */
-export function openNative(
-  fd: number,
-  protocol: number,
-  deprecateEof: boolean,
-  sink: CompletionSink,
-): number {
-  const id = core().open(fd, protocol, deprecateEof);
+export function openNative(fd: number, protocol: number, options: number, sink: CompletionSink): number {
+  const id = core().open(fd, protocol, options);
   sinks[id] = sink;
   return id;
 }

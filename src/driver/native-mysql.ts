@@ -19,7 +19,15 @@ import {
   textCommand,
 } from './mysql-wire-encode.ts';
 import { errnoName, NativeRequests, socketFd, W_COUNT, W_RAW, W_VOID } from './native-connection.ts';
-import { F_RAW, K_MY_PREPARE, K_MY_RESULT, K_NO_REPLY, P_MYSQL } from './native-core.ts';
+import {
+  F_RAW,
+  K_MY_PREPARE,
+  K_MY_RESULT,
+  K_NO_REPLY,
+  O_CACHE_METADATA,
+  O_DEPRECATE_EOF,
+  P_MYSQL,
+} from './native-core.ts';
 import type { Connection, PreparedStatement, Row } from './types.ts';
 
 /** Take the logged-in lean connection's socket over; the lean connection is done with. */
@@ -36,15 +44,21 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   /** The lean client's login: see Connection.connectMs. */
   readonly connectMs: number | undefined;
   private readonly deprecateEof: boolean;
+  private readonly cacheMetadata: boolean;
   protected readonly batchKind = K_MY_RESULT;
   protected readonly batchFlags = 0;
 
   constructor(lean: LeanMysqlConnection) {
-    super(socketFd(lean.socket), P_MYSQL, lean.deprecateEof);
+    super(
+      socketFd(lean.socket),
+      P_MYSQL,
+      (lean.deprecateEof ? O_DEPRECATE_EOF : 0) | (lean.cacheMetadata ? O_CACHE_METADATA : 0),
+    );
     this.serverVersion = lean.serverVersion;
     this.sessionId = lean.sessionId;
     this.connectMs = lean.connectMs;
     this.deprecateEof = lean.deprecateEof;
+    this.cacheMetadata = lean.cacheMetadata;
   }
 
   protected serverError(bytes: Buffer): DbError {
@@ -77,7 +91,7 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   async all(sql: string, params?: readonly unknown[]): Promise<Row[]> {
     const text = params !== undefined && params.length > 0 ? interpolate(sql, params) : sql;
     const raw = (await this.request(textCommand(COM_QUERY, text), K_MY_RESULT, F_RAW, W_RAW)) as Buffer;
-    return decodeTextResponse(raw, this.deprecateEof);
+    return decodeTextResponse(raw, this.deprecateEof, this.cacheMetadata);
   }
 
   async prepare(sql: string): Promise<PreparedStatement> {

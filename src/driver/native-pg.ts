@@ -58,7 +58,7 @@ class NativePgConnection extends NativeRequests implements Connection {
   protected readonly batchFlags = F_PG_EXT;
 
   constructor(lean: LeanPgConnection) {
-    super(socketFd(lean.socket), P_PG, false);
+    super(socketFd(lean.socket), P_PG, 0);
     this.serverVersion = lean.serverVersion;
     this.sessionId = lean.sessionId;
     this.connectMs = lean.connectMs;

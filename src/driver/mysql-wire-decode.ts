@@ -310,6 +310,7 @@ export function decodeHandshakeV10(b: Buffer, s: number, e: number): HandshakeV1
     // MariaDB's extended capabilities (4)
     caps |= b.readUInt16LE(o + 3) << 16;
     authLen = b[o + 5] as number;
+    // (read only from a MariaDB server: bit 0, CLIENT_MYSQL, clear)
     if ((caps & 1) === 0 && o + 16 <= e) mariadbCaps = b.readUInt32LE(o + 12);
     o += 16;
   }

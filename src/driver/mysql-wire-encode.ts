@@ -38,7 +38,7 @@ export const CLIENT_MYSQL = CLIENT_LONG_PASSWORD;
  * MARIADB_CLIENT_CACHE_METADATA (bit 36, MariaDB 10.6+): the server leaves a prepared statement's column
  * definitions out of its result sets while they are unchanged since it last sent them; every column count
  * packet then carries one byte more saying whether they follow. MariaDB's client library (so sysbench)
- * asks for it, and a point select's answer is 150 bytes instead of 194.
+ * asks for it; a point select's answer is then 143 bytes instead of 194 (`strace`, MariaDB 10.11).
  */
 export const MARIADB_CACHE_METADATA = 1 << 4;
 /** The extended capabilities the lean client asks for. */

@@ -1237,6 +1237,11 @@ napi_value Close(napi_env env, napi_callback_info info) {
   return undefinedValue(env);
 }
 
+// The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
+// function's arguments or results change, so that an addon left from another build is refused with a note
+// (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
+constexpr int32_t INTERFACE = 2;
+
 napi_value ModuleInit(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
@@ -1248,6 +1253,9 @@ napi_value ModuleInit(napi_env env, napi_value exports) {
       {"close", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  napi_value version;
+  napi_create_int32(env, INTERFACE, &version);
+  napi_set_named_property(env, exports, "interface", version);
   return exports;
 }
 

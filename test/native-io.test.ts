@@ -8,7 +8,7 @@
  * builds it).
  */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
@@ -326,6 +326,20 @@ test('native io: without the addon the JavaScript path runs, with a note; ?io= i
   const res = JSON.parse(r.stdout) as RunResult;
   assert.equal(res.target.io, 'js');
   assert.equal(res.totals.queries, 20);
+  // An addon of another build (here a stand-in of interface 1, the one before open() took option bits):
+  // not used, and said so.
+  const other = path.join(tmpDir(), 'other-build.cjs');
+  writeFileSync(other, 'module.exports = { interface: 1, init() {}, open() { return 0; } };\n');
+  const old = await runCli(['run', 'select1', '--db', MYSQL_URL, '--events', '20', '--format', 'json'], {
+    env: { DBSMACK_NATIVE_ADDON: other, DBSMACK_IO: '' },
+  });
+  assert.equal(old.code, 0, old.stderr);
+  assert.match(
+    old.stderr,
+    /note: the native I\/O core in .* is of another dbsmack build \(interface 1, this one needs \d+\)/,
+  );
+  assert.equal((JSON.parse(old.stdout) as RunResult).target.io, 'js');
+  assert.equal((JSON.parse(old.stdout) as RunResult).totals.queries, 20);
   const quiet = await runCli(['run', 'select1', '--db', `${MYSQL_URL}?io=js`, '--events', '5'], {
     env: { DBSMACK_NATIVE_ADDON: missing },
   });

@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The addon's functions (see native/dbsmack_io.cc). */
 interface Addon {
+  /** What it was built as (ADDON_INTERFACE); undefined in addons from before it was there. */
+  interface?: number;
   init(design: number): void;
   open(fd: number, protocol: number, options: number): number;
   submit(id: number, bytes: Uint8Array, kind: number, flags: number): void;
@@ -71,6 +73,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 export const ADDON_PATH =
   process.env.DBSMACK_NATIVE_ADDON ?? path.join(root, 'build', 'Release', 'dbsmack_io.node');
 
+/**
+ * The addon's interface this JavaScript is written against (INTERFACE in native/dbsmack_io.cc): an addon of
+ * another build (left in build/ by an update whose compile failed, or named by DBSMACK_NATIVE_ADDON) is not
+ * used, and the JavaScript I/O path runs with a note.
+ */
+export const ADDON_INTERFACE = 2;
+
 let addon: Addon | undefined;
 let loadError: string | undefined;
 
@@ -82,7 +91,13 @@ export function nativeAddon(): Addon | undefined {
     return undefined;
   }
   try {
-    addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+    const loaded = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+    if (loaded.interface === ADDON_INTERFACE) addon = loaded;
+    else
+      loadError =
+        `the native I/O core in ${path.relative(process.cwd(), ADDON_PATH) || ADDON_PATH} is of another ` +
+        `dbsmack build (interface ${loaded.interface ?? 1}, this one needs ${ADDON_INTERFACE}): ` +
+        '`npm install` (or `node scripts/build-native.js`) builds it again';
   } catch (e) {
     const code = (e as { code?: string }).code;
     loadError =

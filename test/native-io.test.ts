@@ -3,8 +3,9 @@
  * same answers from the same statements (counts, affected rows, rows of `all()`, errors and their
  * classification, results spanning many reads, requests queued on one connection), connections killed in
  * flight and idle, the same counts on every kind of workload through the CLI, a PostgreSQL server restarted
- * under a run (a throw-away cluster), and the JavaScript path with a note when the addon cannot be loaded.
- * Without the built addon the native cases are skipped with the reason (and fail under CI=true, which
+ * under a run (a throw-away cluster), statement batches, MariaDB's answers without unchanged column
+ * definitions (cache metadata) on both paths, and the JavaScript path with a note when the addon cannot be
+ * loaded or is of another build. Without the built addon the native cases are skipped with the reason (and fail under CI=true, which
  * builds it).
  */
 import assert from 'node:assert/strict';

@@ -72,6 +72,18 @@ const lenencStr = (s: string): Buffer => {
   return Buffer.concat([b, v]);
 };
 
+/** A ColumnDefinition41 payload for column `name` of `type` (table db.t). */
+const columnDefinition = (name: string, type: number): Buffer =>
+  Buffer.concat([
+    lenencStr('def'),
+    lenencStr('db'),
+    lenencStr('t'),
+    lenencStr('t'),
+    lenencStr(name),
+    lenencStr(name),
+    Buffer.from([0x0c, 0x21, 0, 0xff, 0, 0, 0, type, 0, 0, 0, 0, 0]),
+  ]);
+
 test('mysql wire: packets split across reads at every position arrive whole and in order', () => {
   const payloads = [
     Buffer.from([0x01]), // column count
@@ -205,18 +217,8 @@ test('mysql wire: handshake, auth switch, column definitions and text rows', () 
   assert.equal(d.plugin, 'caching_sha2_password');
   assert.equal(d.data.toString(), '12345');
 
-  const col = (name: string, type: number): Buffer =>
-    Buffer.concat([
-      lenencStr('def'),
-      lenencStr('db'),
-      lenencStr('t'),
-      lenencStr('t'),
-      lenencStr(name),
-      lenencStr(name),
-      Buffer.from([0x0c, 0x21, 0, 0xff, 0, 0, 0, type, 0, 0, 0, 0, 0]),
-    ]);
-  const c1 = decodeColumnDefinition(col('id', T_LONGLONG), 0);
-  const c2 = decodeColumnDefinition(col('näme', T_VAR_STRING), 0);
+  const c1 = decodeColumnDefinition(columnDefinition('id', T_LONGLONG), 0);
+  const c2 = decodeColumnDefinition(columnDefinition('näme', T_VAR_STRING), 0);
   assert.deepEqual(
     [c1, c2],
     [
@@ -282,68 +284,41 @@ test('mysql wire: COM_STMT_EXECUTE sends parameter types once, again only when t
 test('mysql wire: the handshake response carries user, answer, database and plugin', () => {
   const caps =
     CLIENT_PROTOCOL_41 | CLIENT_PLUGIN_AUTH | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | CLIENT_CONNECT_WITH_DB;
-  const b = handshakeResponsePacket({
-    capabilities: caps,
-    user: 'bob',
-    authResponse: Buffer.from([1, 2, 3]),
-    database: 'db1',
-    plugin: 'mysql_native_password',
-    seq: 1,
-  });
+  /** Bob's response to db1, with these capabilities and MariaDB's extended ones. */
+  const response = (capabilities: number, mariadbCapabilities?: number): Buffer =>
+    handshakeResponsePacket({
+      capabilities,
+      mariadbCapabilities,
+      user: 'bob',
+      authResponse: Buffer.from([1, 2, 3]),
+      database: 'db1',
+      plugin: 'mysql_native_password',
+      seq: 1,
+    });
+  const b = response(caps);
   assert.equal(b[3], 1, 'sequence id');
   assert.equal(b.readUInt32LE(4), caps);
   assert.equal(b[12], 224, 'utf8mb4');
   const rest = b.subarray(4 + 32);
   assert.equal(rest.toString('latin1'), 'bob\0\x03\x01\x02\x03db1\0mysql_native_password\0');
   assert.deepEqual([...b.subarray(4 + 9, 4 + 32)], new Array(23).fill(0), 'nothing extended asked for');
-  const asking = handshakeResponsePacket({
-    capabilities: caps,
-    mariadbCapabilities: MARIADB_CACHE_METADATA,
-    user: 'bob',
-    authResponse: Buffer.from([1, 2, 3]),
-    database: 'db1',
-    plugin: 'mysql_native_password',
-    seq: 1,
-  });
+  const asking = response(caps, MARIADB_CACHE_METADATA);
   assert.equal(asking.readUInt32LE(4 + 28), 0x10, "MariaDB's extended capabilities in the last 4 of 23");
   assert.deepEqual(asking.subarray(4 + 32), rest);
-  const toMysql = handshakeResponsePacket({
-    capabilities: caps | CLIENT_MYSQL,
-    mariadbCapabilities: MARIADB_CACHE_METADATA,
-    user: 'bob',
-    authResponse: Buffer.from([1, 2, 3]),
-    database: 'db1',
-    plugin: 'mysql_native_password',
-    seq: 1,
-  });
+  const toMysql = response(caps | CLIENT_MYSQL, MARIADB_CACHE_METADATA);
   assert.equal(toMysql.readUInt32LE(4 + 28), 0, 'with CLIENT_MYSQL the filler stays zero');
 });
 
 test('mysql wire: a text response with and without column definitions (MariaDB cache metadata)', () => {
-  const packet = (seq: number, payload: Buffer): Buffer => {
-    const h = Buffer.alloc(4);
-    h.writeUIntLE(payload.length, 0, 3);
-    h[3] = seq;
-    return Buffer.concat([h, payload]);
-  };
-  const col = (name: string): Buffer =>
-    Buffer.concat([
-      lenencStr('def'),
-      lenencStr('db'),
-      lenencStr('t'),
-      lenencStr('t'),
-      lenencStr(name),
-      lenencStr(name),
-      Buffer.from([0x0c, 0x21, 0, 0xff, 0, 0, 0, T_LONGLONG, 0, 0, 0, 0, 0]),
-    ]);
+  const column = commandPacket(columnDefinition('n', T_LONGLONG), 2);
   const okEnd = Buffer.from([0xfe, 0, 0, 0x02, 0x00, 0, 0]);
-  const rows = [packet(3, lenencStr('5')), packet(4, lenencStr('6')), packet(5, okEnd)];
+  const rows = [commandPacket(lenencStr('5'), 3), commandPacket(lenencStr('6'), 4), commandPacket(okEnd, 5)];
   // Column count 1, then (under cache metadata) the byte saying the definitions follow.
-  const plain = Buffer.concat([packet(1, Buffer.from([1])), packet(2, col('n')), ...rows]);
+  const plain = Buffer.concat([commandPacket(Buffer.from([1]), 1), column, ...rows]);
   assert.deepEqual(decodeTextResponse(plain, true, false), [{ n: 5 }, { n: 6 }]);
-  const flagged = Buffer.concat([packet(1, Buffer.from([1, 1])), packet(2, col('n')), ...rows]);
+  const flagged = Buffer.concat([commandPacket(Buffer.from([1, 1]), 1), column, ...rows]);
   assert.deepEqual(decodeTextResponse(flagged, true, true), [{ n: 5 }, { n: 6 }]);
-  const skipped = Buffer.concat([packet(1, Buffer.from([1, 0])), ...rows]);
+  const skipped = Buffer.concat([commandPacket(Buffer.from([1, 0]), 1), ...rows]);
   assert.equal(decodeTextResponse(skipped, true, true).length, 2, 'rows follow the count at once');
   assert.equal(columnDefinitionsFollowing(Buffer.from([3, 1]), 0, true), 3);
   assert.equal(columnDefinitionsFollowing(Buffer.from([3, 0]), 0, true), 0);

@@ -61,9 +61,8 @@ async function child(spec: string): Promise<void> {
       };
       const stmt = await lean.prepare('SELECT c FROM sbtest1 WHERE id=?');
       const enc = stmt.encoder;
-      const options =
-        (lean.deprecateEof ? native.O_DEPRECATE_EOF : 0) | (lean.cacheMetadata ? native.O_CACHE_METADATA : 0);
-      const id = native.openNative(lean.socket._handle.fd, native.P_MYSQL, options, sink(i));
+      const { coreOptionsOf } = await import('../src/driver/native-mysql.ts');
+      const id = native.openNative(lean.socket._handle.fd, native.P_MYSQL, coreOptionsOf(lean), sink(i));
       lean.socket.destroy();
       conns.push({ id, next: (n) => enc.encode([(n % 100000) + 1]), kind: native.K_MY_RESULT, flags: 0 });
     } else {

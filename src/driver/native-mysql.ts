@@ -30,6 +30,11 @@ import {
 } from './native-core.ts';
 import type { Connection, PreparedStatement, Row } from './types.ts';
 
+/** The core's `open()` options (native-core.ts O_*) for a session the lean client logged in. */
+export function coreOptionsOf(lean: Pick<LeanMysqlConnection, 'deprecateEof' | 'cacheMetadata'>): number {
+  return (lean.deprecateEof ? O_DEPRECATE_EOF : 0) | (lean.cacheMetadata ? O_CACHE_METADATA : 0);
+}
+
 /** Take the logged-in lean connection's socket over; the lean connection is done with. */
 export function takeOverMysql(lean: LeanMysqlConnection): Connection {
   const conn = new NativeMysqlConnection(lean);
@@ -49,11 +54,7 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   protected readonly batchFlags = 0;
 
   constructor(lean: LeanMysqlConnection) {
-    super(
-      socketFd(lean.socket),
-      P_MYSQL,
-      (lean.deprecateEof ? O_DEPRECATE_EOF : 0) | (lean.cacheMetadata ? O_CACHE_METADATA : 0),
-    );
+    super(socketFd(lean.socket), P_MYSQL, coreOptionsOf(lean));
     this.serverVersion = lean.serverVersion;
     this.sessionId = lean.sessionId;
     this.connectMs = lean.connectMs;

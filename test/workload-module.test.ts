@@ -235,3 +235,21 @@ test('a module that does not compile, or imports what resolves nowhere, names fi
     /cannot load workload module: .*\nhint: write it as an ES module: import \{ defineWorkload \}/,
   );
 });
+
+test("ctx.query or ctx.all without the SQL (the type forgotten) is said in the workload's words", async () => {
+  const dir = tmpDir('dbsmack-module-');
+  const mod = path.join(dir, 'no-sql.mjs');
+  writeFileSync(
+    mod,
+    "export default { name: 'no_sql', client(ctx) { return { event: () => ctx.query('SELECT 1') }; } };\n",
+  );
+  const db = `sqlite:${path.join(dir, 'n.sqlite')}`;
+  const r = await runCli(['run', mod, '--db', db, '--events', '5', '--format', 'json', '--no-history']);
+  const res = JSON.parse(r.stdout) as RunResult;
+  assert.equal(res.status, 'failed');
+  assert.match(
+    res.status_reason ?? '',
+    /ctx\.query\(type, sql, params\?\): the SQL must be a string, got undefined/,
+  );
+  assert.doesNotMatch(r.stdout + r.stderr, /Cannot read properties/);
+});

@@ -117,6 +117,17 @@ export function claimEvents(ctrl: Int32Array, events: number, most: number): num
   }
 }
 
+/**
+ * A workload called `ctx.query` or `ctx.all` without its SQL (the type name first is easy to forget): said
+ * in the workload's words rather than as whatever the driver trips over.
+ */
+const notSql = (method: string, sql: unknown): DbError =>
+  new DbError(
+    'fatal',
+    'BAD_CALL',
+    `ctx.${method}(type, sql, params?): the SQL must be a string, got ${sql === null ? 'null' : typeof sql}`,
+  );
+
 /** Settled promises of the row counts 0…63, shared by every synchronous statement (they cannot change). */
 const SETTLED: readonly Promise<number>[] = Array.from({ length: 64 }, (_, n) => Promise.resolve(n));
 
@@ -275,6 +286,7 @@ export class Client implements ClientContext {
   }
 
   async query(type: string, sql: string, params?: readonly unknown[]): Promise<number> {
+    if (typeof sql !== 'string') throw notSql('query', sql);
     const slot = this.adhocSlot(type, sql);
     const t0 = nowUs();
     try {
@@ -288,6 +300,7 @@ export class Client implements ClientContext {
   }
 
   async all(type: string, sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    if (typeof sql !== 'string') throw notSql('all', sql);
     const slot = this.adhocSlot(type, sql);
     const t0 = nowUs();
     try {

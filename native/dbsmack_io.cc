@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -232,6 +233,7 @@ struct Core {
   int live = 0;    // connections open
   int ep = -1;
   int uvFd = -1;
+  uv_loop_t* loop = nullptr;  // the thread's libuv loop: its timers bound wait() (uvTimerLeftMs)
   int evFd = -1;  // design D: the batch threads' completions are waiting in `queue`
   std::vector<Conn*> conns;
   std::vector<int> freeIds;
@@ -705,8 +707,39 @@ void takeThreadedCompletions() {
   }
 }
 
+// Milliseconds until the earliest timer of the thread's libuv loop is due (0: due now), or -1 when none is
+// armed. wait() never blocks past it: the thread's JavaScript timers (setTimeout, setInterval: Node keeps
+// them all behind one uv_timer_t, re-armed for the earliest) fire on time, which matters where the load runs
+// in the main thread beside the engine (its deadline, progress lines, probes: spawn.ts MainThreadLoad).
+// libuv has no public call for this: uv_backend_timeout() is 0 whenever a JavaScript callback runs (Node 20:
+// in an immediate, in a timer's callback), so the loop's timer heap is read instead. Its `min` points at the
+// heap node of the earliest uv_timer_t, the field that follows timer_cb (`heap_node` in libuv 1.46 of Node
+// 20; a union `node` in later libuv, at the same place), and that timer's `timeout` is in the loop's
+// milliseconds (uv_now). The addon is built against the running Node's own headers (node-gyp), so the
+// layout is the one the loop has. Checked in a scratch addon: 1 in an immediate before a 5 ms setTimeout,
+// 30 after adding a 30 ms one, -1 inside a timer's callback (Node re-arms its handle after the list runs;
+// wait() is never called there: the pump runs from setImmediate).
+#if UV_VERSION_MAJOR == 1 && UV_VERSION_MINOR < 48
+static_assert(offsetof(uv_timer_t, heap_node) == offsetof(uv_timer_t, timer_cb) + sizeof(uv_timer_cb),
+              "the heap node follows timer_cb");
+#endif
+int uvTimerLeftMs() {
+  uv_loop_t* loop = tcore->loop;
+  if (loop == nullptr || loop->timer_heap.min == nullptr) return -1;
+  const char* node = static_cast<const char*>(loop->timer_heap.min);
+  const uv_timer_t* t = reinterpret_cast<const uv_timer_t*>(
+      node - (offsetof(uv_timer_t, timer_cb) + sizeof(uv_timer_cb)));
+  uv_update_time(loop);
+  uint64_t now = uv_now(loop);
+  if (t->timeout <= now) return 0;
+  uint64_t left = t->timeout - now;
+  return left > 0x7fffffff ? 0x7fffffff : static_cast<int>(left);
+}
+
 int waitB(int timeoutMs) {
   epoll_event evs[64];
+  int timerMs = uvTimerLeftMs();
+  if (timerMs >= 0 && timerMs < timeoutMs) timeoutMs = timerMs;
   double until = monoUs() + timeoutMs * 1000.0;
   for (;;) {
     if (!tcore->ready.empty()) return 0;
@@ -946,6 +979,7 @@ napi_value Init(napi_env env, napi_callback_info info) {
     // libuv's own epoll descriptor: readable when the event loop has work (a message from the main thread).
     uv_loop_t* loop = nullptr;
     napi_get_uv_event_loop(env, &loop);
+    tcore->loop = loop;
     if (loop != nullptr) {
       tcore->uvFd = uv_backend_fd(loop);
       epoll_event ev{};
@@ -1240,7 +1274,8 @@ napi_value Close(napi_env env, napi_callback_info info) {
 // The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
 // function's arguments or results change, so that an addon left from another build is refused with a note
 // (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
-constexpr int32_t INTERFACE = 2;
+// 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it).
+constexpr int32_t INTERFACE = 3;
 
 napi_value ModuleInit(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {

@@ -464,7 +464,7 @@ function defineRun(program: Command) {
         helpDefault(
           new Option(
             '--workers <n>',
-            'load worker threads (more than half the memory holds, at 16 MiB each, are refused)',
+            'load threads, the first of them the main thread where its clients cannot hold it (more than half the memory holds, at 16 MiB each, are refused)',
           ).argParser(positiveInt('--workers')),
           'one per SQLite client up to 8 per core, the clients beyond sharing them; else one per two cores, at least two',
         ),

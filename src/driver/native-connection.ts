@@ -201,6 +201,20 @@ export abstract class NativeRequests implements CompletionSink {
   }
 
   /**
+   * Close the descriptor now (Connection.abort): a request in flight never settles, queued ones and later
+   * ones reject as on a lost connection.
+   */
+  abort(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.dead ??= this.lostError(0, Buffer.alloc(0));
+    closeNative(this.id, this.busy);
+    this.busy = false;
+    this.batch = undefined;
+    for (const q of this.queue.splice(0)) q.reject(this.dead);
+  }
+
+  /**
    * Send `goodbye` (no reply) unless the connection is gone, then close the descriptor; later requests
    * reject with `closed`.
    */

@@ -5,11 +5,12 @@
  *
  * The pump: a request is submitted (sent at once, from this thread); when the thread has nothing else to do
  * (a `setImmediate`, so every promise reaction of the last batch has run and every client has sent its next
- * statement), `wait()` blocks in epoll over all the worker's native connections until at least one
+ * statement), `wait()` blocks in epoll over all the thread's native connections until at least one
  * response is complete, and returns every completion of that round at once. The wait is bounded by the
- * earliest wake-up the worker knows of (`noteWake`: sleeps and rate-mode arrivals go through it) and by
- * 50 ms (stop requests, idle interval flushes, timers it was not told of); a message from the main thread
- * wakes it at once, because libuv's own epoll descriptor is part of the set.
+ * earliest wake-up the clients asked for (`noteWake`: sleeps and rate-mode arrivals go through it), by the
+ * thread's earliest timer (the core reads libuv's timer heap: the engine's timers, where the load runs in
+ * the main thread) and by 50 ms (stop requests); any event of the thread's loop (a message, a signal, a
+ * probe's socket) wakes it at once, because libuv's own epoll descriptor is part of the set.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -78,7 +79,7 @@ export const ADDON_PATH =
  * another build (left in build/ by an update whose compile failed, or named by DBSMACK_NATIVE_ADDON) is not
  * used, and the JavaScript I/O path runs with a note.
  */
-export const ADDON_INTERFACE = 2;
+export const ADDON_INTERFACE = 3;
 
 let addon: Addon | undefined;
 let loadError: string | undefined;

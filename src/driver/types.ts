@@ -69,6 +69,12 @@ export interface Connection {
   commit(): Promise<void>;
   rollback(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Close at once, without a goodbye and without waiting for a request in flight, which then never settles
+   * (the engine has given up on its client). Connections of the native I/O core have it; for the others
+   * `close` serves.
+   */
+  abort?(): void;
   /** Backend process id (PostgreSQL) or connection/thread id (MySQL); undefined for SQLite. */
   readonly sessionId?: number;
   /**

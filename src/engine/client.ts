@@ -927,4 +927,14 @@ export class Client implements ClientContext {
     }
     if (!this.parked) await this.conn.close().catch(() => {});
   }
+
+  /**
+   * Close the connection at once, a statement in flight or not (the engine gave up on this client; see
+   * load-thread.ts `abort`). Its loop may never resume: nothing waits for it any more.
+   */
+  abort(): void {
+    this.parked = true;
+    if (this.conn.abort !== undefined) this.conn.abort();
+    else void this.conn.close().catch(() => {});
+  }
 }

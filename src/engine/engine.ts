@@ -142,6 +142,7 @@ export class Engine {
       return {
         plan,
         workers: n,
+        ...(pool.inMainThread ? { mainThread: true } : {}),
         serverVersion: ready.serverVersion,
         sessionIds: ready.sessionIds,
         startedAt,

@@ -3,10 +3,22 @@
  * (`assignClients`: client id % workers), then the handshake: `init` out, `ready` (or `fail`) back from each,
  * one `start` to all. Once every worker is ready, what they send (interval snapshots, `measured`, `done`) and a
  * worker that dies are handed to the engine's `WorkerEvents`; a failure before that is the run's start failure.
+ *
+ * The first share runs in the main thread instead of a worker when its clients cannot block the thread
+ * (`mainThreadLoadFits`): a worker thread costs about 75 ms of CPU to start (a V8 isolate, Node's
+ * bootstrap, the bundle), more than a one-client run spends on anything else of its own. Measured
+ * (2026-12-03) against worker threads only, in A B B A order (A B pairs alone favoured whichever ran second:
+ * two identical configurations differed by 13%): `dbsmack pgbench -S -c 32 -j 2`, 16 runs of 5 s, 31,260
+ * against 31,406 tps, the same 16.8 µs of client CPU per transaction in the measured part, 3.07 against
+ * 3.16 s of CPU a run; `run oltp_point_select` on MariaDB at 8 clients, 12 runs, 39,155 against 40,096 q/s
+ * (runs spread 35-49k either way), 3.95 against 4.09 s; at one client, nine A B pairs on MariaDB and
+ * PostgreSQL, q/s 0.93-1.11 of the workers', and one-event runs 0.24-0.26 s against 0.30-0.34.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { loadIoOf } from '../driver/connectors.ts';
 import type { SerializedDbError } from '../driver/errors.ts';
 import { workerRef } from '../workload/registry.ts';
+import { type LoadHandle, serveLoad } from './load-thread.ts';
 import type {
   DoneMessage,
   FailMessage,
@@ -44,6 +56,66 @@ export interface LoadWorker {
   terminate(): Promise<number>;
 }
 
+/** A load in the main thread is running: one at a time (a second concurrent run gets workers only). */
+let mainThreadBusy = false;
+
+/**
+ * Whether the first share of a run's clients may run in the main thread, beside the engine: only clients
+ * of the native I/O core running dbsmack's own workloads (built-ins, smack files, pgbench scripts), which
+ * never hold the thread (the core's wait gives way to the thread's timers and to every event of its loop),
+ * and one such load at a time. Not SQLite (its driver blocks the thread), not the JavaScript I/O path, not
+ * a user's module (a loop of its own would hold the thread, and Ctrl-C with it; in a worker the engine ends
+ * it), and not when `DBSMACK_LOAD_THREADS=workers` asks for worker threads only (to measure one against
+ * the other).
+ */
+export function mainThreadLoadFits(plan: RunPlan): boolean {
+  if (mainThreadBusy || process.env.DBSMACK_LOAD_THREADS === 'workers') return false;
+  if (plan.target.driver === 'sqlite' || loadIoOf(plan.target) !== 'native') return false;
+  return !/\.(ts|mts|cts|js|mjs|cjs)$/.test(plan.workload.ref);
+}
+
+/**
+ * A load thread in the main thread (load-thread.ts), behind the same interface as a worker: the messages
+ * cross a `MessageChannel`; `terminate` aborts it (closes its connections at once); an error no client
+ * caught comes as the `error` event, as a worker's death would.
+ */
+class MainThreadLoad implements LoadWorker {
+  private readonly port: MessagePort;
+  private readonly handle: LoadHandle;
+  private onError: ((e: Error) => void) | undefined;
+
+  constructor() {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.handle = serveLoad(port2, {
+      inThread: true,
+      fatal: (e) => {
+        this.handle.abort();
+        this.onError?.(e instanceof Error ? e : new Error(String(e)));
+      },
+    });
+    void this.handle.finished.then(() => {
+      mainThreadBusy = false;
+    });
+  }
+
+  on(event: 'message' | 'error', listener: ((m: FromWorker) => void) | ((e: Error) => void)): this {
+    if (event === 'message') this.port.on('message', listener as (m: FromWorker) => void);
+    else this.onError = listener as (e: Error) => void;
+    return this;
+  }
+
+  postMessage(m: ToWorker): void {
+    this.port.postMessage(m);
+  }
+
+  async terminate(): Promise<number> {
+    this.handle.abort();
+    this.port.close();
+    return 0;
+  }
+}
+
 /** The client ids each of `workers` workers runs: client `id` goes to worker `id % workers`. */
 export function assignClients(clients: number, workers: number): number[][] {
   const ids: number[][] = Array.from({ length: workers }, () => []);
@@ -76,7 +148,9 @@ export class LoadWorkers {
   readonly connectMs: number[] = [];
   private readonly plan: RunPlan;
   private readonly ctrl: SharedArrayBuffer;
-  private readonly spawn: (codeCacheKey: string) => LoadWorker;
+  private readonly spawn: (codeCacheKey: string, index: number) => LoadWorker;
+  /** The first share of the clients runs in the main thread (`mainThreadLoadFits`). */
+  readonly inMainThread: boolean;
   private readonly workers: LoadWorker[] = [];
   private readonly finished: boolean[];
   private readyCount = 0;
@@ -90,12 +164,16 @@ export class LoadWorkers {
     plan: RunPlan,
     workers: number,
     ctrl: SharedArrayBuffer,
-    spawn: (codeCacheKey: string) => LoadWorker = spawnLoadWorker,
+    spawn?: (codeCacheKey: string, index: number) => LoadWorker,
   ) {
     this.plan = plan;
     this.ctrl = ctrl;
-    this.spawn = spawn;
     this.clientIds = assignClients(plan.clients, workers);
+    this.inMainThread = spawn === undefined && mainThreadLoadFits(plan);
+    if (this.inMainThread) mainThreadBusy = true; // until its load has finished (MainThreadLoad)
+    this.spawn =
+      spawn ??
+      ((key, index) => (index === 0 && this.inMainThread ? new MainThreadLoad() : spawnLoadWorker(key)));
     this.finished = new Array<boolean>(workers).fill(false);
   }
 
@@ -107,7 +185,7 @@ export class LoadWorkers {
   launch(events: WorkerEvents): void {
     const plan = { ...this.plan, workload: workerRef(this.plan.workload) };
     for (let i = 0; i < this.count; i++) {
-      const w = this.spawn(this.plan.target.driver);
+      const w = this.spawn(this.plan.target.driver, i);
       this.workers.push(w);
       w.on('message', (m: FromWorker) => {
         this.onMessage(m, events);

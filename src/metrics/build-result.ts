@@ -82,6 +82,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     },
     clients: o.plan.clients,
     workers: o.workers,
+    ...(o.mainThread === true ? { main_thread: true } : {}),
     started_at: o.startedAt.toISOString(),
     elapsed_s: round(el, 6),
     limits: {

@@ -102,7 +102,10 @@ export interface StageAccumulator {
 
 export interface EngineOutcome {
   plan: MeasurePlan;
+  /** Load threads (the main thread among them when `mainThread`). */
   workers: number;
+  /** The first load thread's share of the clients ran in the main thread (engine/spawn.ts). */
+  mainThread?: boolean;
   serverVersion: string;
   sessionIds: number[];
   startedAt: Date;

@@ -272,7 +272,13 @@ export interface RunResult {
   /** The experiment (`dbsmack experiment`) and arm this run belongs to. */
   experiment?: { name: string; arm: string };
   clients: number;
+  /** Load threads the clients were spread over. */
   workers: number;
+  /**
+   * The first of them was the main thread (the clients of the native I/O core on dbsmack's own workloads:
+   * engine/spawn.ts); absent when every one was a worker thread.
+   */
+  main_thread?: boolean;
   started_at: string;
   elapsed_s: number;
   limits: {

@@ -1,6 +1,13 @@
 import type { IntervalPoint, RunResult, StageResult, ThresholdResult } from '../metrics/run-result.ts';
 import { fmtMs, fmtRate, latencyCells, table } from './format.ts';
 
+/** Where the clients ran: "2 workers", or with the main thread among the load threads, say so. */
+function loadThreads(r: RunResult): string {
+  const w = r.workers;
+  if (r.main_thread !== true) return `${w} worker${w === 1 ? '' : 's'}`;
+  return w === 1 ? 'the main thread' : `the main thread and ${w - 1} worker${w === 2 ? '' : 's'}`;
+}
+
 /** The default human-readable summary of one run. */
 export function renderRunText(r: RunResult): string {
   const out: string[] = [];
@@ -15,7 +22,7 @@ export function renderRunText(r: RunResult): string {
     `dbsmack ${r.workload.name} on ${r.target.url} (${r.target.server_version || r.target.driver}${via})`,
   );
   out.push(
-    `${r.clients} client${r.clients === 1 ? '' : 's'} in ${r.workers} worker${r.workers === 1 ? '' : 's'}, ` +
+    `${r.clients} client${r.clients === 1 ? '' : 's'} in ${loadThreads(r)}, ` +
       `limit ${limit}${r.limits.warmup_s > 0 ? `, warm-up ${r.limits.warmup_s} s` : ''}, ` +
       `measured ${r.elapsed_s.toFixed(3)} s, status ${r.status}`,
   );

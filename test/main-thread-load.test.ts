@@ -1,0 +1,185 @@
+/**
+ * The first share of a run's clients in the main thread (engine/spawn.ts `mainThreadLoadFits`,
+ * load-thread.ts): the same counts as with worker threads only (`DBSMACK_LOAD_THREADS=workers`), recorded in the RunResult and
+ * said in the report; runs whose clients could hold a thread (SQLite, the JavaScript I/O path, a user's
+ * module) stay in workers; the main thread's timers fire on time while a statement waits in the native core
+ * (it reads libuv's timer heap); and a client the engine gives up on is closed at once, in the process that
+ * goes on (a sweep, an experiment): the server sees its session go, and the next run gets the main thread.
+ * Real servers, the built CLI; without the addon the tests are skipped with the reason (and fail under
+ * CI=true, which builds it).
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { resolveWorkload } from '../src/cli/run.ts';
+import { loadDriver } from '../src/driver/index.ts';
+import { nativeUnavailable } from '../src/driver/native-core.ts';
+import { parseTarget } from '../src/driver/url.ts';
+import { RunController, runOnce } from '../src/engine/run-once.ts';
+import type { RunResult } from '../src/metrics/run-result.ts';
+import { planFrom } from '../src/run/plan.ts';
+import { runCli, tmpDir } from './helpers/cli.ts';
+import { ownDatabase } from './helpers/own-database.ts';
+
+function needNative(t: TestContext): boolean {
+  const why = nativeUnavailable();
+  if (why === undefined) return true;
+  if (process.env.CI === 'true') throw new Error(`CI=true and ${why}`);
+  t.skip(why);
+  process.stderr.write(`# skipped: ${why}\n`);
+  return false;
+}
+
+const WORKERS_ONLY = { DBSMACK_LOAD_THREADS: 'workers' };
+
+async function runJson(args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  const r = await runCli([...args, '--format', 'json', '--no-history'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as RunResult;
+}
+
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`${driver}: the main thread runs the first share of the clients, counting as worker threads do`, async (t) => {
+    if (!needNative(t)) return;
+    const own = await ownDatabase(t, driver, 'mainthr');
+    if (!own) return;
+    const size = ['--tables', '1', '--table-size', '500'];
+    const p = await runCli(['prepare', 'oltp_read_only', '--db', own.url, ...size]);
+    assert.equal(p.code, 0, p.stderr);
+    const run = ['run', 'oltp_read_only', '--db', own.url, ...size, '--events', '300'];
+    for (const shape of [
+      ['--threads', '1'],
+      ['--threads', '3', '--workers', '1'],
+      ['--threads', '3', '--workers', '2'],
+    ]) {
+      const args = [...run, ...shape];
+      const main = await runJson(args);
+      const workers = await runJson(args, WORKERS_ONLY);
+      const where = shape.join(' ');
+      assert.equal(main.main_thread, true, `${where}: the main thread took a share`);
+      assert.equal(workers.main_thread, undefined, `${where}: DBSMACK_LOAD_THREADS=workers`);
+      assert.equal(main.workers, workers.workers, `${where}: as many load threads either way`);
+      for (const r of [main, workers]) {
+        assert.equal(r.status, 'complete', where);
+        assert.equal(r.totals.events, 300, where);
+        assert.equal(r.totals.errors, 0, where);
+      }
+      assert.equal(main.totals.queries, workers.totals.queries, where);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(main.types).map(([k, v]) => [k, v.count])),
+        Object.fromEntries(Object.entries(workers.types).map(([k, v]) => [k, v.count])),
+        where,
+      );
+    }
+    const text = await runCli([...run, '--threads', '3', '--workers', '2', '--no-history']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /3 clients in the main thread and 1 worker,/);
+  });
+}
+
+test('clients that could hold a thread stay in worker threads: SQLite, the JavaScript I/O path, a module', async (t) => {
+  if (!needNative(t)) return;
+  const own = await ownDatabase(t, 'postgres', 'mainthr_js');
+  if (!own) return;
+  const dir = tmpDir('dbsmack-mainthr-');
+  const sqlite = await runJson([
+    'run',
+    'select1',
+    '--db',
+    `sqlite:${path.join(dir, 's.db')}`,
+    '--events',
+    '50',
+  ]);
+  assert.equal(sqlite.main_thread, undefined, 'SQLite');
+  const js = await runJson(['run', 'select1', '--db', `${own.url}?io=js`, '--events', '50']);
+  assert.equal(js.target.io, 'js');
+  assert.equal(js.main_thread, undefined, 'the JavaScript I/O path');
+  const mod = path.join(dir, 'w.mjs');
+  writeFileSync(
+    mod,
+    "export default { name: 'w', client(ctx) { return { event: () => ctx.query('one', 'SELECT 1') }; } };\n",
+  );
+  const m = await runJson(['run', mod, '--db', own.url, '--events', '50']);
+  assert.equal(m.target.io, 'native');
+  assert.equal(m.main_thread, undefined, "a user's module");
+  assert.equal(m.totals.events, 50);
+});
+
+test("the main thread's timers fire on time while a statement waits in the native core", async (t) => {
+  if (!needNative(t)) return;
+  const own = await ownDatabase(t, 'postgres', 'mainthr_timer');
+  if (!own) return;
+  const target = parseTarget(own.url);
+  const conn = await (await loadDriver('postgres')).connect(target, { connectTimeoutMs: 5000, load: true });
+  try {
+    let ticks = 0;
+    let waiting = true;
+    const tick = (): void => {
+      ticks++;
+      if (waiting) setTimeout(tick, 5);
+    };
+    setTimeout(tick, 5);
+    // one second in the core's wait: a 5 ms timer chain ticks about 200 times when the wait gives way to
+    // the thread's timers, at most 20 when it only ends at its own 50 ms bound
+    await conn.query('SELECT pg_sleep(1)');
+    waiting = false;
+    assert.ok(ticks > 60, `a 5 ms timer ticked ${ticks} times during a statement of 1 s`);
+  } finally {
+    await conn.close();
+  }
+});
+
+test('a client in the main thread that the engine gives up on is closed at once, and the next run may use the thread', async (t) => {
+  if (!needNative(t)) return;
+  const own = await ownDatabase(t, 'postgres', 'mainthr_stuck');
+  if (!own) return;
+  const dir = tmpDir('dbsmack-mainthr-');
+  const script = path.join(dir, 'stuck.sql');
+  // the server checks every 100 ms whether its client is still there, and ends the session when it is not
+  writeFileSync(script, 'SET client_connection_check_interval = 100;\nSELECT pg_sleep(120);\n');
+  const target = parseTarget(own.url);
+  const opts = {
+    db: own.url,
+    connectTimeout: 5,
+    warmup: 0,
+    reportInterval: 1,
+    maxTries: 1,
+    reconnectTimeout: 1,
+  };
+  // in this process, as a sweep or an experiment runs one run after another: nothing ends with the process
+  const run = async (ref: string, limit: { time?: number; events?: number }): Promise<RunResult> => {
+    const resolved = await resolveWorkload(ref, []);
+    return runOnce({
+      plan: planFrom({ ...opts, clients: 1, ...limit }, target, resolved),
+      workload: resolved.workload,
+      options: resolved.options,
+      workers: 1,
+      log: () => {},
+      controller: new RunController(),
+    });
+  };
+  const res = await run(script, { time: 1 });
+  assert.equal(res.main_thread, true);
+  assert.equal(res.status, 'partial');
+  assert.match(res.status_reason ?? '', /1 worker\(s\) did not stop in time and were terminated/);
+  // the connection was closed when the engine gave up (the server saw it go), not left sleeping for two
+  // minutes under the next run
+  const admin = await (await loadDriver('postgres')).connect(target, { connectTimeoutMs: 5000 });
+  try {
+    let left = 1;
+    for (let i = 0; i < 100 && left > 0; i++) {
+      const rows = await admin.all(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()",
+      );
+      left = Number(rows[0]?.n);
+      if (left > 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(left, 0, 'the stuck session is still on the server');
+  } finally {
+    await admin.close();
+  }
+  const next = await run('select1', { events: 20 });
+  assert.equal(next.main_thread, true, 'the main thread serves the next run');
+  assert.equal(next.totals.events, 20);
+});

@@ -21,15 +21,10 @@ import type { RunResult } from '../src/metrics/run-result.ts';
 import { planFrom } from '../src/run/plan.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { ownDatabase } from './helpers/own-database.ts';
+import { need } from './helpers/preconditions.ts';
 
-function needNative(t: TestContext): boolean {
-  const why = nativeUnavailable();
-  if (why === undefined) return true;
-  if (process.env.CI === 'true') throw new Error(`CI=true and ${why}`);
-  t.skip(why);
-  process.stderr.write(`# skipped: ${why}\n`);
-  return false;
-}
+/** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
+const needNative = (t: TestContext): boolean => need(t, nativeUnavailable());
 
 const WORKERS_ONLY = { DBSMACK_LOAD_THREADS: 'workers' };
 

@@ -24,17 +24,11 @@ import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
 import { startPgCluster } from './helpers/pg-cluster.ts';
+import { need } from './helpers/preconditions.ts';
 import { MYSQL_URL, needServer, PG_URL, TEST_DATABASES } from './helpers/servers.ts';
 
 /** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
-function needNative(t: TestContext): boolean {
-  const why = nativeUnavailable();
-  if (why === undefined) return true;
-  if (process.env.CI === 'true') throw new Error(`CI=true and ${why}`);
-  t.skip(why);
-  process.stderr.write(`# skipped: ${why}\n`);
-  return false;
-}
+const needNative = (t: TestContext): boolean => need(t, nativeUnavailable());
 
 const withIo = (t: Target, io: 'native' | 'js'): Target => ({ ...t, params: { ...t.params, io } });
 

@@ -17,7 +17,7 @@
 // bundled as well, so a workload module's `import … from 'dbsmack'` (the package's own files) and the
 // engine hold two copies of its classes: DbError and UserError answer `instanceof` for either copy
 // (src/errors.ts, src/driver/errors.ts).
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -99,6 +99,16 @@ try {
         `${file} would import() ${dynamic.map((i) => i.path).join(', ')}: go through src/load-module.ts instead`,
       );
     }
+  }
+  // Pure ASCII: the few characters beyond it (µ, …, → in comments kept with class fields, one in a regular
+  // expression) made Node read each bundle into a two-byte string, twice the memory of the source and slower
+  // to decode and hash at every start (1.18 MB, read with readFileSync: 10.7 ms against 4.1 ms for the same
+  // file escaped, second reads of each). \uXXXX means the same in strings, regular expressions and template
+  // literals, and nothing in comments; the source maps' columns shift on those few lines only.
+  for (const file of Object.keys(built.metafile.outputs).filter((f) => f.endsWith('.cjs'))) {
+    const text = readFileSync(file, 'utf8');
+    const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    if (ascii !== text) writeFileSync(file, ascii);
   }
   await esbuild.build({
     ...common,

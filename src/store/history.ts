@@ -10,10 +10,21 @@
  * the tables into an empty one.
  */
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { SweepResult, SweepRun } from '../analysis/types.ts';
 import type { RunResult } from '../metrics/run-result.ts';
+
+/**
+ * better-sqlite3, loaded when a history is first opened: a run with `--no-history` (bench/peers' runs) never
+ * loads it, which cost the CLI's start about 7 ms of module resolution and loading (`--cpu-prof`).
+ */
+let sqliteModule: typeof Database | undefined;
+function sqlite(): typeof Database {
+  sqliteModule ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return sqliteModule;
+}
 
 /** Version of the tables below. Raise it with a migration when they change. */
 export const HISTORY_SCHEMA_VERSION = 1;
@@ -119,7 +130,7 @@ export class History {
     if (!exists) mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
     let db: Database.Database;
     try {
-      db = new Database(file, { fileMustExist: exists, readonly: !opts.create });
+      db = new (sqlite())(file, { fileMustExist: exists, readonly: !opts.create });
       db.pragma('busy_timeout = 10000');
     } catch (e) {
       throw new HistoryError(`cannot open the history ${file}: ${(e as Error).message}`);

@@ -107,7 +107,10 @@ try {
   // literals, and nothing in comments; the source maps' columns shift on those few lines only.
   for (const file of Object.keys(built.metafile.outputs).filter((f) => f.endsWith('.cjs'))) {
     const text = readFileSync(file, 'utf8');
-    const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const ascii = text.replace(
+      /[\u0080-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
     if (ascii !== text) writeFileSync(file, ascii);
   }
   await esbuild.build({

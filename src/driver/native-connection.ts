@@ -207,11 +207,8 @@ export abstract class NativeRequests implements CompletionSink {
   abort(): void {
     if (this.closed) return;
     this.closed = true;
-    this.dead ??= this.lostError(0, Buffer.alloc(0));
-    closeNative(this.id, this.busy);
-    this.busy = false;
     this.batch = undefined;
-    for (const q of this.queue.splice(0)) q.reject(this.dead);
+    this.shut(this.lostError(0, Buffer.alloc(0)));
   }
 
   /**
@@ -222,7 +219,12 @@ export abstract class NativeRequests implements CompletionSink {
     if (this.closed) return;
     this.closed = true;
     if (this.dead === null) await this.request(goodbye, K_NO_REPLY, 0, W_VOID).catch(noop);
-    this.dead ??= closed;
+    this.shut(closed);
+  }
+
+  /** Close the descriptor; queued requests reject with why the connection is gone (`dead`, else `why`). */
+  private shut(why: DbError): void {
+    this.dead ??= why;
     closeNative(this.id, this.busy);
     this.busy = false;
     for (const q of this.queue.splice(0)) q.reject(this.dead);

@@ -17,7 +17,7 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { loadIoOf } from '../driver/connectors.ts';
 import type { SerializedDbError } from '../driver/errors.ts';
-import { workerRef } from '../workload/registry.ts';
+import { isUserModule, workerRef } from '../workload/registry.ts';
 import { type LoadHandle, serveLoad } from './load-thread.ts';
 import type {
   DoneMessage,
@@ -71,7 +71,7 @@ let mainThreadBusy = false;
 export function mainThreadLoadFits(plan: RunPlan): boolean {
   if (mainThreadBusy || process.env.DBSMACK_LOAD_THREADS === 'workers') return false;
   if (plan.target.driver === 'sqlite' || loadIoOf(plan.target) !== 'native') return false;
-  return !/\.(ts|mts|cts|js|mjs|cjs)$/.test(plan.workload.ref);
+  return !isUserModule(plan.workload.ref);
 }
 
 /**

@@ -83,6 +83,14 @@ function saveStdin(): string {
   return file;
 }
 
+/**
+ * A user's TypeScript or JavaScript module (what `loadWorkload` imports), as opposed to dbsmack's own
+ * workloads: a built-in, a pgbench script (`.sql`) or a smack file.
+ */
+export function isUserModule(ref: string): boolean {
+  return !isBuiltin(ref) && !ref.endsWith('.sql') && !ref.endsWith('.smack') && ref !== '-';
+}
+
 let tsxRegistered = false;
 
 export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Deadline, type DeadlineClock, START_LEAD_US } from '../src/engine/deadline.ts';
+import { stuckReason } from '../src/metrics/build-result.ts';
 
 /** A clock the test moves: `us` for the run's microsecond clock, `ms` for the wall clock. */
 function fakeClock(): DeadlineClock & { advanceMs(ms: number): void } {
@@ -111,4 +112,21 @@ test('progress before the deadline does not lengthen the wait after it', () => {
   clock.advanceMs(2000);
   d.progress();
   assert.equal(d.remainingMs(), 10020 - 2000 + 5000);
+});
+
+test('a stuck run names what was given up on: workers terminated, main-thread clients, or both', () => {
+  assert.equal(
+    stuckReason({ mainThreadClients: 0, workers: 1, workerClients: 1 }),
+    '1 worker (1 client) did not stop in time and was terminated',
+  );
+  assert.equal(
+    stuckReason({ mainThreadClients: 3, workers: 2, workerClients: 5 }),
+    '3 clients in the main thread did not stop in time and were given up on (connections closed); ' +
+      '2 workers (5 clients) did not stop in time and were terminated',
+  );
+  assert.equal(
+    stuckReason({ mainThreadClients: 1, workers: 0, workerClients: 0 }),
+    '1 client in the main thread did not stop in time and was given up on (connections closed)',
+  );
+  assert.equal(stuckReason(undefined), 'clients did not stop in time');
 });

@@ -157,7 +157,10 @@ test('a client in the main thread that the engine gives up on is closed at once,
   const res = await run(script, { time: 1 });
   assert.equal(res.main_thread, true);
   assert.equal(res.status, 'partial');
-  assert.match(res.status_reason ?? '', /1 worker\(s\) did not stop in time and were terminated/);
+  assert.match(
+    res.status_reason ?? '',
+    /^1 client in the main thread did not stop in time and was given up on/,
+  );
   // the connection was closed when the engine gave up (the server saw it go), not left sleeping for two
   // minutes under the next run
   const admin = await (await loadDriver('postgres')).connect(target, { connectTimeoutMs: 5000 });
@@ -177,4 +180,46 @@ test('a client in the main thread that the engine gives up on is closed at once,
   const next = await run('select1', { events: 20 });
   assert.equal(next.main_thread, true, 'the main thread serves the next run');
   assert.equal(next.totals.events, 20);
+});
+
+test('two runs at once in one process: one holds the main thread, the other runs in a worker', async (t) => {
+  if (!needNative(t)) return;
+  const own = await ownDatabase(t, 'postgres', 'mainthr_two');
+  if (!own) return;
+  const target = parseTarget(own.url);
+  const opts = {
+    db: own.url,
+    connectTimeout: 5,
+    warmup: 0,
+    reportInterval: 1,
+    maxTries: 1,
+    reconnectTimeout: 1,
+  };
+  const start = async (limit: { time?: number; events?: number }): Promise<RunResult> => {
+    const resolved = await resolveWorkload('select1', []);
+    return runOnce({
+      plan: planFrom({ ...opts, clients: 2, ...limit }, target, resolved),
+      workload: resolved.workload,
+      options: resolved.options,
+      workers: 1,
+      log: () => {},
+      controller: new RunController(),
+    });
+  };
+  // two seconds each, started together: they overlap for certain, and must not share the main thread
+  const both = await Promise.all([start({ time: 2 }), start({ time: 2 })]);
+  assert.deepEqual(
+    both.map((r) => r.main_thread === true).sort(),
+    [false, true],
+    'exactly one run in the main thread',
+  );
+  for (const r of both) {
+    assert.equal(r.status, 'complete');
+    assert.ok(r.totals.events > 100, `${r.totals.events} events`);
+    assert.equal(r.totals.errors, 0);
+  }
+  // and the main thread is free again once both have ended
+  const next = await start({ events: 100 });
+  assert.equal(next.main_thread, true);
+  assert.equal(next.totals.events, 100);
 });

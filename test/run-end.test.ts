@@ -45,5 +45,5 @@ test('a worker that finishes nothing for a whole grace is given up on: partial, 
   );
   assert.notEqual(code, 0, 'a stuck worker is not a complete run');
   assert.equal(res.status, 'partial');
-  assert.match(res.status_reason ?? '', /1 worker\(s\) did not stop in time/);
+  assert.match(res.status_reason ?? '', /^1 worker \(1 client\) did not stop in time and was terminated$/);
 });

@@ -13,7 +13,7 @@
  */
 import { DbError } from '../driver/errors.ts';
 import { UserError } from '../errors.ts';
-import type { EngineOutcome, LiveView } from '../metrics/outcome.ts';
+import type { EngineOutcome, LiveView, StuckLoad } from '../metrics/outcome.ts';
 import type { IntervalPoint } from '../metrics/run-result.ts';
 import { type LiveTotals, RunAccumulator } from './accumulator.ts';
 import { Deadline, type StopRequest } from './deadline.ts';
@@ -127,13 +127,21 @@ export class Engine {
 
       const stuck = await this.untilDone(pool, acc);
       const cpuUsed = cpu.stop();
+      let given: StuckLoad | undefined;
       if (stuck > 0) {
         const cutOffUs = deadline.cutOffUs();
         Atomics.store(this.ctrl, CTRL_STOP, 1);
+        given = { mainThreadClients: 0, workers: 0, workerClients: 0 };
         for (let i = 0; i < n; i++) {
           if (pool.isFinished(i)) continue;
           await pool.terminate(i);
-          acc.abandoned(pool.clientIds[i] ?? [], deadline.stuckReason, cutOffUs);
+          const ids = pool.clientIds[i] ?? [];
+          acc.abandoned(ids, deadline.stuckReason, cutOffUs);
+          if (i === 0 && pool.inMainThread) given.mainThreadClients = ids.length;
+          else {
+            given.workers++;
+            given.workerClients += ids.length;
+          }
         }
       }
       for (const p of acc.finish(times.measureAt)) hooks.onInterval?.(p);
@@ -151,7 +159,7 @@ export class Engine {
         cpu: { userS: cpuUsed.user / 1e6, systemS: cpuUsed.system / 1e6 },
         stopReason: deadline.stopReason(merged.fatal !== undefined, stuck),
         ...(deadline.detail !== undefined ? { stopDetail: deadline.detail } : {}),
-        stuckWorkers: stuck,
+        stuck: given,
       };
     } finally {
       await pool.terminateAll();

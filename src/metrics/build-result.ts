@@ -2,7 +2,7 @@ import { byName } from '../collate.ts';
 import type { Target } from '../driver/types.ts';
 import { round, round2 } from '../numbers.ts';
 import { encodeHistogram, meanOf, summarize } from './histogram.ts';
-import type { EngineOutcome, StageAccumulator } from './outcome.ts';
+import type { EngineOutcome, StageAccumulator, StuckLoad } from './outcome.ts';
 import {
   type EnvInfo,
   RUN_SCHEMA,
@@ -57,7 +57,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
     reason = `stopped by --threshold-abort: ${o.stopDetail ?? 'a threshold can no longer hold'}`;
   } else if (o.stopReason === 'stuck') {
     status = 'partial';
-    reason = `${o.stuckWorkers} worker(s) did not stop in time and were terminated`;
+    reason = stuckReason(o.stuck);
   } else if (aborted.length > 0) {
     status = aborted.length === o.plan.clients ? 'failed' : 'partial';
     reason = `${aborted.length} of ${o.plan.clients} clients aborted: ${aborted[0]?.abortReason ?? ''}`;
@@ -195,4 +195,28 @@ function stageResult(s: StageAccumulator, o: EngineOutcome): StageResult {
     latency_ms: summarize(s.eventHist),
     types,
   };
+}
+
+/**
+ * Why a run whose clients did not stop in time is partial, naming what was given up on: "1 worker (4 clients)
+ * did not stop in time and was terminated", "1 client in the main thread did not stop in time and was given
+ * up on (its connections closed)", or both, joined by "; ".
+ */
+export function stuckReason(s: StuckLoad | undefined): string {
+  if (s === undefined || (s.workers === 0 && s.mainThreadClients === 0))
+    return 'clients did not stop in time';
+  const clients = (n: number): string => `${n} client${n === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  if (s.mainThreadClients > 0) {
+    parts.push(
+      `${clients(s.mainThreadClients)} in the main thread did not stop in time and ${s.mainThreadClients === 1 ? 'was' : 'were'} given up on (connections closed)`,
+    );
+  }
+  if (s.workers > 0) {
+    const one = s.workers === 1;
+    parts.push(
+      `${s.workers} worker${one ? '' : 's'} (${clients(s.workerClients)}) did not stop in time and ${one ? 'was' : 'were'} terminated`,
+    );
+  }
+  return parts.join('; ');
 }

@@ -100,6 +100,13 @@ export interface StageAccumulator {
   closed: boolean;
 }
 
+/** What the engine gave up on when a run's clients did not stop in time. */
+export interface StuckLoad {
+  mainThreadClients: number;
+  workers: number;
+  workerClients: number;
+}
+
 export interface EngineOutcome {
   plan: MeasurePlan;
   /** Load threads (the main thread among them when `mainThread`). */
@@ -129,7 +136,11 @@ export interface EngineOutcome {
   /** `--stages`/`--rate-stages`: the figures of each stage. */
   stages?: StageAccumulator[];
   fatal: DbError | undefined;
-  stuckWorkers: number;
+  /**
+   * The load threads given up on (`stopReason` 'stuck'): the clients of the main thread's share (0: not
+   * given up on, or none there), and the workers terminated with their clients.
+   */
+  stuck: StuckLoad | undefined;
   /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
   rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
   /** The workload's own counters and timed steps. */

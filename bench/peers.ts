@@ -33,7 +33,8 @@
  *        environment variables and with those options, after the same peer run: `--variant
  *        DBSMACK_NATIVE_DESIGN=0 --variant DBSMACK_NATIVE_DESIGN=2` compares two native designs, `--variant ""
  *        --variant="--workers 4"` two worker counts (with "=" when the value starts with a dash); a row per
- *        variant, with its ratio to the first; the options go to `dbsmack pgbench` too, in pgbench's words)
+ *        variant, with its ratio to the first; the options go to `dbsmack pgbench` too, where --workers N
+ *        becomes -j N)
  *
  * The sbtest1 table (sysbench prepare) and pgbench_accounts (pgbench -i) are made once, when missing or of
  * another size, in the databases of --mysql and --pg (default: dbsmack_perf) and left there for the next run.
@@ -166,12 +167,28 @@ function pgbench(url: string, n: number, once = false): Sample {
   };
 }
 
+/** A variant's options in pgbench's words: `--workers N` is `-j N` (the last -j counts). */
+const inPgbenchWords = (args: string[]): string[] =>
+  args.flatMap((a, i) =>
+    a === '--workers' ? ['-j'] : a.startsWith('--workers=') ? ['-j', a.slice(10)] : [args[i] as string],
+  );
+
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
 function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sample {
   const args = pgbenchSelectArgs(n, once);
   const r = timed(
     process.execPath,
-    [DBSMACK_BIN, 'pgbench', ...args, '--db', url, '--format', 'json', '--no-history', ...v.args],
+    [
+      DBSMACK_BIN,
+      'pgbench',
+      ...args,
+      '--db',
+      url,
+      '--format',
+      'json',
+      '--no-history',
+      ...inPgbenchWords(v.args),
+    ],
     v.env,
   );
   const res = JSON.parse(r.stdout) as {

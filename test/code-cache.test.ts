@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
+import { ADDON_PATH, nativeUnavailable } from '../src/driver/native-core.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 import { need } from './helpers/preconditions.ts';
 
@@ -26,7 +28,7 @@ function run(
   dir: string,
   file: string,
   key: string,
-  env: NodeJS.ProcessEnv = {},
+  env: NodeJS.ProcessEnv = { DBSMACK_NATIVE_ADDON: path.join(dir, 'no-addon.node') },
 ): { how: string; out: { greeting: string; dir: string; module: string; ran: number } } {
   const driver = path.join(dir, 'driver.ts');
   writeFileSync(
@@ -88,6 +90,43 @@ test('a bundle comes from the cache from its second run on; a refused cache is m
   // another key, another cache
   assert.equal(run(dir, file, 'other').how, 'compiled');
   assert.equal(cacheFiles(cacheDir).length, 2);
+});
+
+test('the native core reads a bundle as JavaScript does, and the caches of either serve the other', (t) => {
+  if (!need(t, nativeUnavailable())) return;
+  const addon = createRequire(import.meta.url)(ADDON_PATH) as {
+    readSource(file: string, head: string, tail: string): string | undefined;
+  };
+  const dir = tmpDir();
+  const file = path.join(dir, 'bundle.cjs');
+  writeFileSync(file, BUNDLE);
+  assert.equal(addon.readSource(file, '(head ', ' tail)'), `(head ${BUNDLE} tail)`);
+  // a page's worth of source and more: the head before, the tail after its last byte
+  const big = path.join(dir, 'big.cjs');
+  const text = `${'x'.repeat(4096 * 3 - 1)}\n`;
+  writeFileSync(big, text);
+  assert.equal(addon.readSource(big, 'H', 'T'), `H${text}T`);
+  // what it leaves to the JavaScript reader: a file beyond ASCII, one that is not there, an empty one
+  const accented = path.join(dir, 'accented.cjs');
+  writeFileSync(accented, '// caf\u00e9\n');
+  assert.equal(addon.readSource(accented, '', ''), undefined);
+  assert.equal(addon.readSource(path.join(dir, 'missing.cjs'), '', ''), undefined);
+  writeFileSync(path.join(dir, 'empty.cjs'), '');
+  assert.equal(addon.readSource(path.join(dir, 'empty.cjs'), '', ''), undefined);
+
+  // through runBundle: made by one reader, taken by the other (V8 sees the same source)
+  const native = { DBSMACK_NATIVE_ADDON: ADDON_PATH };
+  const first = run(dir, file, 'k', native);
+  assert.equal(first.how, 'compiled');
+  assert.deepEqual(first.out, { greeting: 'hello bundle.cjs', dir, module: 'object', ran: 1 });
+  assert.equal(run(dir, file, 'k', native).how, 'cached');
+  assert.equal(
+    run(dir, file, 'k').how,
+    'cached',
+    'the JavaScript reader takes the cache the native one made',
+  );
+  assert.equal(run(dir, file, 'j').how, 'compiled');
+  assert.equal(run(dir, file, 'j', native).how, 'cached', 'and the other way round');
 });
 
 test('a bundle changed in place is compiled from its new source, never from the old cache', () => {

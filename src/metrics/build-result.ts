@@ -200,7 +200,7 @@ function stageResult(s: StageAccumulator, o: EngineOutcome): StageResult {
 /**
  * Why a run whose clients did not stop in time is partial, naming what was given up on: "1 worker (4 clients)
  * did not stop in time and was terminated", "1 client in the main thread did not stop in time and was given
- * up on (its connections closed)", or both, joined by "; ".
+ * up on (connections closed)", or both, joined by "; ".
  */
 export function stuckReason(s: StuckLoad | undefined): string {
   if (s === undefined || (s.workers === 0 && s.mainThreadClients === 0))

@@ -3,7 +3,8 @@
  * and PostgreSQL were preempted in, calls of `open_table` against the run's own statement count, lock waits
  * by caller, the per-function ratios of a comparison with a `--server-nice` arm, and nothing left behind (no
  * uprobe, temporary directory or perf process) after a run, after Ctrl-C, and after a killed run followed
- * by the next one. Skipped with the reason without perf or its rights; failing under CI=true.
+ * by the next one; a perf record that exits at once without a word is started again. Skipped with the
+ * reason without perf or its rights; failing under CI=true.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -168,6 +169,54 @@ test('MariaDB oltp_read_only: preempted in its own functions (dispatch_command),
   assertCallsPerStatement(res, 'open_table', 0.3, 3);
   assert.equal(res.profile.code_window?.calls_probes?.open_table, 1);
   assert.deepEqual(leftovers(pid), []);
+});
+
+test('a perf record that exits at once without a word is started again (a server thread ended while it attached)', async (t) => {
+  if (!(await needPerf(t, false))) return;
+  const url = await sbtest(t, 'mysql', 'retry');
+  if (!url) return;
+  // a perf of our own first on PATH: its first `record` exits 255 with nothing on stderr, as perf -q does
+  // when a thread of the server ends while it attaches; everything else goes to the real one
+  const real = (process.env.PATH ?? '')
+    .split(':')
+    .map((d) => path.join(d, 'perf'))
+    .find((f) => existsSync(f));
+  assert.ok(real, 'perf on PATH');
+  const dir = tmpDir('dbsmack-fake-perf-');
+  const mark = path.join(dir, 'failed-once');
+  writeFileSync(
+    path.join(dir, 'perf'),
+    `#!/bin/sh\nif [ "$1" = record ] && [ ! -e ${JSON.stringify(mark)} ]; then : > ${JSON.stringify(mark)}; exit 255; fi\nexec ${JSON.stringify(real)} "$@"\n`,
+    { mode: 0o755 },
+  );
+  const { child, done } = startCli(
+    [
+      'run',
+      'oltp_point_select',
+      '--db',
+      url,
+      ...SIZE,
+      '--clients',
+      '2',
+      '--time',
+      '4',
+      '--stacks-window',
+      '1',
+      '--profile-stacks',
+      '--format',
+      'json',
+      '--no-history',
+    ],
+    { env: { PATH: `${dir}:${process.env.PATH ?? ''}` } },
+  );
+  const r = await done;
+  assert.equal(r.code, 0, r.stderr);
+  const res = JSON.parse(r.stdout) as Profiled;
+  assert.ok(existsSync(mark), 'the first perf record failed');
+  assert.ok(res.profile.stacks, `no stacks after the second try: ${JSON.stringify(res.profile.notes)}`);
+  assert.ok(res.profile.stacks.involuntary + res.profile.stacks.voluntary > 0);
+  assert.doesNotMatch(JSON.stringify(res.profile.notes ?? []), /could not start/);
+  assert.deepEqual(leftovers(child.pid as number), []);
 });
 
 test('MariaDB oltp_read_write: the lock waits by caller name the server’s code', async (t) => {

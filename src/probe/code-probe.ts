@@ -42,6 +42,8 @@ import { CallCounter } from './uprobes.ts';
 
 /** Seconds of the window when `--stacks-window` is not given (about 100-250 MB of recording on 2 cores). */
 export const DEFAULT_WINDOW_S = 2;
+/** Tries of `perf record` that exited at once without a word (PerfSession.exitedSilently). */
+const RECORD_TRIES = 3;
 /** Rows of `lock_callers` kept. */
 const TOP_LOCK_CALLERS = 50;
 /** How often the performance schema's wait history is read during the window. */
@@ -298,9 +300,18 @@ export class CodeProbe implements RunProbe {
       } else this.counter = counter;
     }
     if (this.record) {
-      const err = await this.record.session.ready();
+      let err = await this.record.session.ready();
+      // a thread that ended while perf attached (exitedSilently): the next try lists the threads again
+      for (let i = 0; err !== undefined && i < RECORD_TRIES - 1 && this.record.session.exitedSilently; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        this.record = startRecord({ dir: this.dir, pids, lifeS, futex: true });
+        err = await this.record.session.ready();
+      }
       if (err) {
-        this.note('stacks', `perf record could not start: ${err}`);
+        const silent = this.record.session.exitedSilently
+          ? ` (${RECORD_TRIES} tries; perf gave no reason, as it does when a thread of the server ends while it attaches)`
+          : '';
+        this.note('stacks', `perf record could not start: ${err}${silent}`);
         this.record = undefined;
       }
     }

@@ -127,11 +127,23 @@ export class PerfSession {
 
   /** perf's own words on why it stopped, trimmed to what matters. */
   failure(): string {
-    const lines = this.stderr
+    return this.words().slice(0, 4).join(' ') || `${this.name} exited with ${this.exitCode}`;
+  }
+
+  private words(): string[] {
+    return this.stderr
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !/^\[ perf record:|^Warning:$/.test(l));
-    return lines.slice(0, 4).join(' ') || `${this.name} exited with ${this.exitCode}`;
+  }
+
+  /**
+   * perf exited before it was ready without saying why. `perf record -q` does that when a thread of the
+   * target ends between perf listing the process's threads and opening its events on each (seen in CI:
+   * exit 255, stderr empty, on a server whose connection threads of the run before were ending).
+   */
+  get exitedSilently(): boolean {
+    return this.exitCode !== undefined && this.exitCode !== null && this.words().length === 0;
   }
 
   enable(): Promise<boolean> {

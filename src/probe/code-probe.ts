@@ -309,7 +309,7 @@ export class CodeProbe implements RunProbe {
       }
       if (err) {
         const silent = this.record.session.exitedSilently
-          ? ` (${RECORD_TRIES} tries; perf gave no reason, as it does when a thread of the server ends while it attaches)`
+          ? ` (${RECORD_TRIES} tries; perf gave no reason, as when a thread of the server ends while it attaches)`
           : '';
         this.note('stacks', `perf record could not start: ${err}${silent}`);
         this.record = undefined;

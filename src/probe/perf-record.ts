@@ -138,9 +138,10 @@ export class PerfSession {
   }
 
   /**
-   * perf exited before it was ready without saying why. `perf record -q` does that when a thread of the
-   * target ends between perf listing the process's threads and opening its events on each (seen in CI:
-   * exit 255, stderr empty, on a server whose connection threads of the run before were ending).
+   * perf exited before it was ready without saying why. `perf record -q` keeps quiet about failing to
+   * attach (a pid that is gone: exit 244, nothing on stderr); in CI it once exited 255 without a word as
+   * the second arm of a comparison started, most likely a thread of the server that ended between perf
+   * listing the threads and opening its events on each. Another try lists them again.
    */
   get exitedSilently(): boolean {
     return this.exitCode !== undefined && this.exitCode !== null && this.words().length === 0;

@@ -34,6 +34,28 @@ async function runJson(args: string[], env: Record<string, string> = {}): Promis
   return JSON.parse(r.stdout) as RunResult;
 }
 
+/**
+ * A run of `ref` in this process, as a sweep or an experiment runs one run after another (nothing ends with
+ * the process): `clients` in one load thread, at most one try, no warm-up.
+ */
+async function runInProcess(
+  url: string,
+  ref: string,
+  clients: number,
+  limit: { time?: number; events?: number },
+): Promise<RunResult> {
+  const opts = { db: url, connectTimeout: 5, warmup: 0, reportInterval: 1, maxTries: 1, reconnectTimeout: 1 };
+  const resolved = await resolveWorkload(ref, []);
+  return runOnce({
+    plan: planFrom({ ...opts, clients, ...limit }, parseTarget(url), resolved),
+    workload: resolved.workload,
+    options: resolved.options,
+    workers: 1,
+    log: () => {},
+    controller: new RunController(),
+  });
+}
+
 for (const driver of ['mysql', 'postgres'] as const) {
   test(`${driver}: the main thread runs the first share of the clients, counting as worker threads do`, async (t) => {
     if (!needNative(t)) return;
@@ -134,26 +156,8 @@ test('a client in the main thread that the engine gives up on is closed at once,
   // the server checks every 100 ms whether its client is still there, and ends the session when it is not
   writeFileSync(script, 'SET client_connection_check_interval = 100;\nSELECT pg_sleep(120);\n');
   const target = parseTarget(own.url);
-  const opts = {
-    db: own.url,
-    connectTimeout: 5,
-    warmup: 0,
-    reportInterval: 1,
-    maxTries: 1,
-    reconnectTimeout: 1,
-  };
-  // in this process, as a sweep or an experiment runs one run after another: nothing ends with the process
-  const run = async (ref: string, limit: { time?: number; events?: number }): Promise<RunResult> => {
-    const resolved = await resolveWorkload(ref, []);
-    return runOnce({
-      plan: planFrom({ ...opts, clients: 1, ...limit }, target, resolved),
-      workload: resolved.workload,
-      options: resolved.options,
-      workers: 1,
-      log: () => {},
-      controller: new RunController(),
-    });
-  };
+  const run = (ref: string, limit: { time?: number; events?: number }): Promise<RunResult> =>
+    runInProcess(own.url, ref, 1, limit);
   const res = await run(script, { time: 1 });
   assert.equal(res.main_thread, true);
   assert.equal(res.status, 'partial');
@@ -186,26 +190,8 @@ test('two runs at once in one process: one holds the main thread, the other runs
   if (!needNative(t)) return;
   const own = await ownDatabase(t, 'postgres', 'mainthr_two');
   if (!own) return;
-  const target = parseTarget(own.url);
-  const opts = {
-    db: own.url,
-    connectTimeout: 5,
-    warmup: 0,
-    reportInterval: 1,
-    maxTries: 1,
-    reconnectTimeout: 1,
-  };
-  const start = async (limit: { time?: number; events?: number }): Promise<RunResult> => {
-    const resolved = await resolveWorkload('select1', []);
-    return runOnce({
-      plan: planFrom({ ...opts, clients: 2, ...limit }, target, resolved),
-      workload: resolved.workload,
-      options: resolved.options,
-      workers: 1,
-      log: () => {},
-      controller: new RunController(),
-    });
-  };
+  const start = (limit: { time?: number; events?: number }): Promise<RunResult> =>
+    runInProcess(own.url, 'select1', 2, limit);
   // two seconds each, started together: they overlap for certain, and must not share the main thread
   const both = await Promise.all([start({ time: 2 }), start({ time: 2 })]);
   assert.deepEqual(

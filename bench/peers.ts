@@ -169,9 +169,7 @@ function pgbench(url: string, n: number, once = false): Sample {
 
 /** A variant's options in pgbench's words: `--workers N` is `-j N` (the last -j counts). */
 const inPgbenchWords = (args: string[]): string[] =>
-  args.flatMap((a, i) =>
-    a === '--workers' ? ['-j'] : a.startsWith('--workers=') ? ['-j', a.slice(10)] : [args[i] as string],
-  );
+  args.flatMap((a) => (a === '--workers' ? ['-j'] : a.startsWith('--workers=') ? ['-j', a.slice(10)] : [a]));
 
 /** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
 function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sample {

@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
-import { ADDON_PATH, nativeUnavailable } from '../src/driver/native-core.ts';
+import { ADDON_PATH, nativeAddon, nativeUnavailable } from '../src/driver/native-core.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 import { need } from './helpers/preconditions.ts';
 
@@ -94,9 +93,7 @@ test('a bundle comes from the cache from its second run on; a refused cache is m
 
 test('the native core reads a bundle as JavaScript does, and the caches of either serve the other', (t) => {
   if (!need(t, nativeUnavailable())) return;
-  const addon = createRequire(import.meta.url)(ADDON_PATH) as {
-    readSource(file: string, head: string, tail: string): string | undefined;
-  };
+  const addon = nativeAddon() as NonNullable<ReturnType<typeof nativeAddon>>;
   const dir = tmpDir();
   const file = path.join(dir, 'bundle.cjs');
   writeFileSync(file, BUNDLE);

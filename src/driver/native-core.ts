@@ -36,6 +36,8 @@ interface Addon {
   wait(timeoutMs: number, results: Float64Array): number;
   take(id: number): Buffer;
   close(id: number): void;
+  /** The bundles' source for the code cache (src/code-cache.ts loads the addon itself and calls it). */
+  readSource(file: string, head: string, tail: string): string | undefined;
 }
 
 export const P_MYSQL = 0;

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CounterSnapshot } from '../src/engine/protocol.ts';
-import { type Histogram, initHistograms, mergingHistogram } from '../src/metrics/histogram.ts';
+import { type Histogram, mergingHistogram } from '../src/metrics/histogram.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { LiveMetrics } from '../src/report/live-metrics.ts';
 
@@ -104,7 +104,6 @@ process.stdout.write(
  * a scrape (which walks the engine's merged histograms into buckets and formats the text).
  */
 async function feedCost(): Promise<void> {
-  await initHistograms();
   const hist = (scaleUs: number): Histogram => {
     // a run's worth of one statement type: log-normal around scaleUs, a tail to seconds
     const h = mergingHistogram();

@@ -17,27 +17,12 @@
 // bundled as well, so a workload module's `import … from 'dbsmack'` (the package's own files) and the
 // engine hold two copies of its classes: DbError and UserError answer `instanceof` for either copy
 // (src/errors.ts, src/driver/errors.ts).
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist', 'bundle');
-
-// The histograms' WebAssembly module, inflated once here rather than in every load worker at every run
-// (src/metrics/recording-histogram.ts reads it; without the file a worker inflates the package's copy).
-try {
-  const { histogramWasmPaths, packageWasmBytes } = await import('../dist/metrics/recording-histogram.js');
-  const { wrapper, file } = histogramWasmPaths();
-  for (const old of readdirSync(path.dirname(file))) {
-    if (/^hdr-histogram-.*\.wasm$/.test(old)) rmSync(path.join(path.dirname(file), old));
-  }
-  writeFileSync(file, packageWasmBytes(wrapper));
-} catch (e) {
-  process.stderr.write(
-    `dbsmack: histogram module not extracted (${e.message}); workers inflate it at start\n`,
-  );
-}
 
 let esbuild;
 try {

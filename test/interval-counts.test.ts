@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { decodeHistogram, initHistograms } from '../src/metrics/histogram.ts';
+import { decodeHistogram } from '../src/metrics/histogram.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { ownDatabase } from './helpers/own-database.ts';
@@ -64,7 +64,6 @@ function checkOneStatementEvents(res: RunResult): void {
 }
 
 test('sqlite: intervals add up to the totals; one-statement events give eps = qps in every interval', async () => {
-  await initHistograms();
   const db = `sqlite:${path.join(tmpDir(), 'sb.sqlite')}`;
   assert.equal((await runCli(['prepare', 'oltp_read_write', '--db', db, '--table-size', '1000'])).code, 0);
   checkOneStatementEvents(await pointSelects(db));
@@ -82,7 +81,6 @@ for (const driver of ['mysql', 'postgres'] as const) {
   test(`${driver}: intervals add up to the totals; one-statement events give eps = qps in every interval`, async (t) => {
     const own = await ownDatabase(t, driver, 'intervals');
     if (!own) return;
-    await initHistograms();
     const db = own.url;
     assert.equal(
       (await runCli(['prepare', 'oltp_point_select', '--db', db, '--table-size', '1000'])).code,

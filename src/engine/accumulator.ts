@@ -13,7 +13,7 @@
  */
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
 import {
-  addEncoded,
+  addSnapshot,
   type Histogram,
   mergingHistogram,
   percentileMs,
@@ -239,13 +239,13 @@ export class RunAccumulator {
       acc.count += t.count;
       acc.zero += t.zero ?? 0;
       acc.errors += t.errors;
-      if (t.hist) addEncoded(acc.hist, t.hist);
+      if (t.hist) addSnapshot(acc.hist, t.hist);
     }
     this.events.count += s.events;
-    if (s.eventHist) addEncoded(this.events.hist, s.eventHist);
+    if (s.eventHist) addSnapshot(this.events.hist, s.eventHist);
     this.retries += s.retries;
     this.reconnects += s.reconnects;
-    if (s.lagHist) addEncoded(this.lag.hist, s.lagHist);
+    if (s.lagHist) addSnapshot(this.lag.hist, s.lagHist);
     this.lag.late += s.late ?? 0;
     for (const e of s.errors) {
       const key = `${e.kind}:${e.code}:${e.ignored}`;
@@ -262,9 +262,9 @@ export class RunAccumulator {
         this.steps.set(st.name, acc);
       }
       acc.count += st.count;
-      addEncoded(acc.hist, st.hist);
+      addSnapshot(acc.hist, st.hist);
     }
-    if (s.connectHist) addEncoded(this.eventConnects, s.connectHist);
+    if (s.connectHist) addSnapshot(this.eventConnects, s.connectHist);
   }
 
   /** Close the intervals that are complete (all of them when `final`), in order. */
@@ -365,10 +365,10 @@ function countsOf(snaps: readonly CounterSnapshot[]): { p: IntervalPoint; stmt: 
     p.others += k.other;
     for (const t of s.types) {
       p.queries += t.count;
-      if (t.hist) addEncoded(stmt, t.hist);
+      if (t.hist) addSnapshot(stmt, t.hist);
     }
     p.events += s.events;
-    if (s.eventHist) addEncoded(ev, s.eventHist);
+    if (s.eventHist) addSnapshot(ev, s.eventHist);
     for (const e of s.errors) {
       p.errors += e.count;
       if (e.ignored && e.kind !== 'reconnect') p.ignored_errors = (p.ignored_errors ?? 0) + e.count;

@@ -14,7 +14,6 @@ import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
-import { initHistograms } from '../metrics/recording-histogram.ts';
 import { SeededRandom } from '../seeded-random.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload } from '../workload/registry.ts';
@@ -107,7 +106,6 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     let phase: 'load' | 'connect' | 'setup' = 'load';
     let currentClient: number | undefined;
     try {
-      await initHistograms();
       const workload: Workload = await loadWorkload(plan.workload);
       const options = parseWorkloadOptions(workload.name, workload.options, plan.workload.rawOptions);
       const driver = await loadDriver(plan.target.driver);
@@ -289,7 +287,6 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     send({ type: 'measured', workerIndex: s.workerIndex });
     await released;
     await Promise.all(owned.map((c) => c.close()));
-    s.recorder.destroy();
     // before `done`, after which the engine may end this thread (the main thread saves its cache at exit)
     if (!host.inThread) saveCodeCache();
     send(done);

@@ -8,6 +8,7 @@ import type { Target } from '../driver/types.ts';
 import type { SerializedUserError } from '../errors.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary, MeasurePlan } from '../metrics/outcome.ts';
+import type { HistogramCounts } from '../metrics/recording-histogram.ts';
 import type { WorkloadRef } from '../workload/types.ts';
 
 /** Int32 slots of the shared control array. */
@@ -61,8 +62,8 @@ export interface TypeSnapshot {
   /** Of `count`, statements that returned or changed no row. */
   zero?: number;
   errors: number;
-  /** Encoded histogram, absent when count is 0. */
-  hist?: string;
+  /** The statements' latencies (a recording histogram's counts), absent when count is 0. */
+  hist?: HistogramCounts;
 }
 
 export interface ErrorSnapshot {
@@ -76,21 +77,21 @@ export interface ErrorSnapshot {
 export interface CounterSnapshot {
   types: TypeSnapshot[];
   events: number;
-  eventHist?: string;
+  eventHist?: HistogramCounts;
   errors: ErrorSnapshot[];
   retries: number;
   reconnects: number;
   /** Rate mode: schedule lag of the events started (µs), events started late, and at the snapshot the
    * events due but not started (queue) and the events in progress (concurrency). */
-  lagHist?: string;
+  lagHist?: HistogramCounts;
   late?: number;
   queue?: number;
   concurrency?: number;
   /** The workload's own counters and timed steps (`ClientContext.count`, `step`). */
   counters?: Record<string, number>;
-  steps?: { name: string; count: number; hist: string }[];
+  steps?: { name: string; count: number; hist: HistogramCounts }[];
   /** Connections opened for events (`connectPerEvent`): the time to close the old one and open the new. */
-  connectHist?: string;
+  connectHist?: HistogramCounts;
 }
 
 export interface IntervalMessage extends CounterSnapshot {

@@ -5,7 +5,6 @@
 import type { DbError } from '../driver/errors.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import {
-  encodeRecording as encodeHistogram,
   HIGHEST_US,
   type RecordingHistogram as Histogram,
   recordingHistogram,
@@ -113,7 +112,7 @@ export class Recorder {
     this.reconnects++;
   }
 
-  /** Everything since the last snapshot, encoded; resets the counters. */
+  /** Everything since the last snapshot (histograms as their counts); resets the counters. */
   snapshot(): CounterSnapshot {
     const types: TypeSnapshot[] = [];
     for (const s of this.slots) {
@@ -121,7 +120,7 @@ export class Recorder {
       const t: TypeSnapshot = { name: s.name, kind: s.kind, count: s.count, errors: s.errors };
       if (s.zero > 0) t.zero = s.zero;
       if (s.count > 0) {
-        t.hist = encodeHistogram(s.hist);
+        t.hist = snapshotOf(s.hist);
         s.hist.reset();
       }
       types.push(t);
@@ -137,11 +136,11 @@ export class Recorder {
       reconnects: this.reconnects,
     };
     if (this.events > 0) {
-      snap.eventHist = encodeHistogram(this.eventHist);
+      snap.eventHist = snapshotOf(this.eventHist);
       this.eventHist.reset();
     }
     if (this.lagHist !== undefined) {
-      snap.lagHist = encodeHistogram(this.lagHist);
+      snap.lagHist = snapshotOf(this.lagHist);
       snap.late = this.late;
       this.lagHist.reset();
       this.late = 0;
@@ -153,12 +152,12 @@ export class Recorder {
     for (const [name, s] of this.steps) {
       if (s.count === 0) continue;
       snap.steps ??= [];
-      snap.steps.push({ name, count: s.count, hist: encodeHistogram(s.hist) });
+      snap.steps.push({ name, count: s.count, hist: snapshotOf(s.hist) });
       s.hist.reset();
       s.count = 0;
     }
     if (this.connectHist !== undefined && this.connectHist.totalCount > 0) {
-      snap.connectHist = encodeHistogram(this.connectHist);
+      snap.connectHist = snapshotOf(this.connectHist);
       this.connectHist.reset();
     }
     this.events = 0;
@@ -167,12 +166,6 @@ export class Recorder {
     this.errors.clear();
     return snap;
   }
-
-  destroy(): void {
-    for (const s of this.slots) s.hist.destroy();
-    this.eventHist.destroy();
-    this.lagHist?.destroy();
-    for (const s of this.steps.values()) s.hist.destroy();
-    this.connectHist?.destroy();
-  }
 }
+
+const snapshotOf = (h: Histogram) => h.counts();

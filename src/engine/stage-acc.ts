@@ -2,7 +2,7 @@
  * The figures of each stage of a staged run, merged exactly from the interval snapshots of the intervals
  * that belong to it (stage lengths are whole multiples of the report interval).
  */
-import { addEncoded, mergingHistogram } from '../metrics/histogram.ts';
+import { addSnapshot, mergingHistogram } from '../metrics/histogram.ts';
 import type { StageAccumulator, StagePlan } from '../metrics/outcome.ts';
 import type { CounterSnapshot } from './protocol.ts';
 import { stageAt } from './stages.ts';
@@ -53,11 +53,11 @@ export class StageFigures {
         acc.count += t.count;
         acc.errors += t.errors;
         st.queries += t.count;
-        if (t.hist) addEncoded(acc.hist, t.hist);
+        if (t.hist) addSnapshot(acc.hist, t.hist);
       }
       st.events += s.events;
       for (const e of s.errors) st.errors += e.count;
-      if (s.eventHist) addEncoded(st.eventHist, s.eventHist);
+      if (s.eventHist) addSnapshot(st.eventHist, s.eventHist);
     }
     // every stage before this one is complete now, and this one when the interval reaches its end
     for (let k = 0; k < i; k++) (this.stages[k] as StageAccumulator).closed = true;

@@ -11,15 +11,15 @@
  * integer) and then the counts from index 0 to the highest recorded, each a ZigZag LEB128 number of up to
  * 9 bytes of seven bits, a run of two or more empty buckets written as minus its length.
  */
-import { inflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import type { Histogram } from 'hdr-histogram-js';
 import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory.js';
-import { compressedBase64 } from './recording-histogram.ts';
 
 const PLAIN_COOKIE_BASE = 0x1c849303;
 const COMPRESSED_COOKIE_BASE = 0x1c849304;
 /** The low bit of the word-size nibble says the counts are ZigZag LEB128 with runs of zeros. */
 const PLAIN_COOKIE = PLAIN_COOKIE_BASE | 0x10;
+const COMPRESSED_COOKIE = COMPRESSED_COOKIE_BASE | 0x10;
 const HEADER = 40;
 const TWO_32 = 2 ** 32;
 
@@ -46,7 +46,7 @@ function bad(what: string): never {
  * `end`, the index after the last one the encoding covers. The lists are this module's own, reused by the
  * next call: read them before decoding again.
  */
-export interface DecodedCounts {
+interface DecodedCounts {
   lowest: number;
   highest: number;
   digits: number;
@@ -67,7 +67,7 @@ const decoded: DecodedCounts = {
 };
 
 /** Read the compressed base64 encoding's header and counts (see `DecodedCounts`: the lists are reused). */
-export function decodeCounts(b64: string): DecodedCounts {
+function decodeCounts(b64: string): DecodedCounts {
   const outer = Buffer.from(b64.trim(), 'base64');
   if (outer.length < 8 || (outer.readUInt32BE(0) & ~0xf0) !== COMPRESSED_COOKIE_BASE) {
     bad('not the V2 compressed encoding');
@@ -162,6 +162,19 @@ export function encodeCompressed(histogram: Histogram): string {
   const plain = out.done();
   plain.writeUInt32BE(plain.length - HEADER, 4);
   return compressedBase64(plain);
+}
+
+/**
+ * The compressed envelope around a plain encoding, in base64: the cookie, the length, and node:zlib's
+ * deflate (the package's own choice under Node).
+ */
+function compressedBase64(plain: Uint8Array): string {
+  const compressed = deflateSync(plain);
+  const out = Buffer.allocUnsafe(8 + compressed.byteLength);
+  out.writeInt32BE(COMPRESSED_COOKIE, 0);
+  out.writeInt32BE(compressed.byteLength, 4);
+  compressed.copy(out, 8);
+  return out.toString('base64');
 }
 
 /** A 64-bit integer as the package reads it: high and low 32-bit halves, unsigned. */

@@ -1,8 +1,9 @@
 /**
  * Latency histograms: HdrHistogram with microsecond values, 3 significant digits, 1 µs to 1 hour.
- * Workers record into 32-bit WebAssembly histograms (recording-histogram.ts, about 27 ns a value);
- * snapshots travel as the standard compressed base64 encoding, so they can be merged exactly in the main
- * thread (into the 64-bit JavaScript histograms of this file) and stored in the history.
+ * The load threads record into plain 32-bit counts in HdrHistogram's layout (recording-histogram.ts);
+ * their snapshots, the buckets that hold values, are added exactly into the main thread's 64-bit
+ * JavaScript histograms of this file, whose standard compressed base64 encoding (hdr-codec.ts) is what
+ * runs and the history store.
  */
 import type { Histogram as HdrHistogram } from 'hdr-histogram-js';
 // The parts, not the package's index: the index also loads its log writer, which creates an
@@ -10,32 +11,32 @@ import type { Histogram as HdrHistogram } from 'hdr-histogram-js';
 // builder or its encoding modules: those load pako (hdr-codec.ts reads and writes the encoding instead).
 import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory.js';
 import { round3 } from '../numbers.ts';
-import { type DecodedCounts, decodeCompressed, decodeCounts, encodeCompressed } from './hdr-codec.ts';
+import { decodeCompressed, encodeCompressed } from './hdr-codec.ts';
 import {
-  encodeRecording,
+  COUNTS_LENGTH,
+  DIGITS,
   HIGHEST_US,
-  initHistograms,
-  isRecordingHistogram,
+  type HistogramCounts,
+  LOWEST_US,
   type RecordingHistogram,
   recordingHistogram,
 } from './recording-histogram.ts';
 import type { LatencySummary } from './run-result.ts';
 
 export type Histogram = HdrHistogram;
-export { HIGHEST_US, initHistograms, type RecordingHistogram, recordingHistogram };
+export { HIGHEST_US, type HistogramCounts, type RecordingHistogram, recordingHistogram };
 
 /** A 64-bit histogram to merge snapshots into (plain JS, no explicit destroy needed). */
 export function mergingHistogram(): Histogram {
   const Ctor = constructorFromBucketSize(64);
-  const h = new Ctor(1, HIGHEST_US, 3);
+  const h = new Ctor(LOWEST_US, HIGHEST_US, DIGITS);
   h.autoResize = true;
   return h as unknown as Histogram;
 }
 
-/** The standard compressed base64 encoding, of a merged histogram or of a worker's recording one. */
-export function encodeHistogram(h: Histogram | RecordingHistogram): string {
-  if (isRecordingHistogram(h)) return encodeRecording(h);
-  return encodeCompressed(h as Histogram);
+/** The standard compressed base64 encoding of a histogram. */
+export function encodeHistogram(h: Histogram): string {
+  return encodeCompressed(h);
 }
 
 /** Decode a base64 snapshot into a plain 64-bit histogram. */
@@ -44,48 +45,35 @@ export function decodeHistogram(b64: string): Histogram {
 }
 
 /**
- * Add a snapshot (the standard compressed base64 encoding) into a merging histogram, exactly as decoding it
- * and `addInto` would. The main thread does this for every histogram of every worker's interval snapshot,
- * twice (the run's totals, the interval's figures): where the snapshot has `dest`'s layout (always, for
- * dbsmack's own) its counts go straight into `dest`, without a decoded histogram in between, whose counts
- * array alone is 184 KB of new memory (23,552 buckets) to fill and walk. Otherwise it is decoded and added.
+ * Add a load thread's snapshot (a recording histogram's `counts()`: (index, count) pairs in the recording
+ * layout) into a histogram, exactly as adding a histogram of the recording layout holding those counts
+ * would, the way `add` of hdr-histogram-js does it: the counts, the total, the maximum and the lowest value
+ * above zero such a histogram has (each its bucket's, as a decoded histogram's), its time stamps (a new
+ * histogram's). The main thread does this for every histogram of every snapshot, twice (the run's totals,
+ * the interval's figures): where `dest` has the recording layout (every merging histogram) the counts go
+ * straight into it; otherwise through a histogram made of them.
  */
-export function addEncoded(dest: Histogram, b64: string): void {
-  if (!addCounts(dest, decodeCounts(b64))) addInto(dest, decodeHistogram(b64));
-}
-
-/**
- * Add decoded counts into `dest` when they have its layout (the same lowest and highest values and digits:
- * the same buckets, none beyond dest's), as `addInto` adds the histogram `decodeCompressed` would make of
- * them (its maximum, its lowest value above zero, its total); false, and nothing changed, otherwise.
- */
-function addCounts(dest: Histogram, c: DecodedCounts): boolean {
-  const d = dest as unknown as Adding & {
-    lowestDiscernibleValue: number;
-    highestTrackableValue: number;
-    numberOfSignificantValueDigits: number;
-    unitMagnitudeMask: number;
-    lowestDiscernibleValueRounded: number;
-  };
+export function addSnapshot(dest: Histogram, pairs: HistogramCounts): void {
+  const d = dest as unknown as AddingInto;
   if (
     typeof d.addToCountAtIndex !== 'function' ||
-    c.lowest !== d.lowestDiscernibleValue ||
-    c.highest !== d.highestTrackableValue ||
-    c.digits !== d.numberOfSignificantValueDigits
-  )
-    return false;
-  const n = c.n;
+    d.lowestDiscernibleValue !== LOWEST_US ||
+    d.highestTrackableValue !== HIGHEST_US ||
+    d.numberOfSignificantValueDigits !== DIGITS ||
+    d.countsArrayLength < COUNTS_LENGTH
+  ) {
+    addInto(dest, histogramOf(pairs));
+    return;
+  }
+  const n = pairs.length >> 1;
   const mask = d.unitMagnitudeMask;
-  // what establishInternalTackingValues gives the decoded histogram: its maximum from the highest index
-  // holding values, its lowest value above zero from the lowest such index but 0
+  // what establishInternalTackingValues gives a histogram of these counts: its maximum from the highest
+  // index holding values, its lowest value above zero from the lowest such index but 0
   let srcMax = 0;
   let srcMin = Number.MAX_VALUE;
   if (n > 0) {
-    const top = c.index[n - 1] as number;
-    // past the counts of its own layout: a malformed snapshot, which the decoded histogram would drop
-    if (top >= d.countsArrayLength) return false;
-    srcMax = d.highestEquivalentValue(d.valueFromIndex(top)) + mask;
-    const first = c.index[0] === 0 ? (n > 1 ? (c.index[1] as number) : -1) : (c.index[0] as number);
+    srcMax = d.highestEquivalentValue(d.valueFromIndex(pairs[2 * n - 2] as number)) + mask;
+    const first = pairs[0] === 0 ? (n > 1 ? (pairs[2] as number) : -1) : (pairs[0] as number);
     if (first > 0) {
       const v = d.valueFromIndex(first);
       if (v > mask)
@@ -93,14 +81,26 @@ function addCounts(dest: Histogram, c: DecodedCounts): boolean {
     }
   }
   let observed = 0;
-  for (let i = 0; i < n; i++) {
-    const k = c.count[i] as number;
-    d.addToCountAtIndex(c.index[i] as number, k);
+  for (let i = 0; i < 2 * n; i += 2) {
+    const k = pairs[i + 1] as number;
+    d.addToCountAtIndex(pairs[i] as number, k);
     observed += k;
   }
-  // a decoded histogram's time stamps are a new histogram's (start MAX_SAFE_INTEGER, end 0)
+  // a new histogram's time stamps (start MAX_SAFE_INTEGER, end 0)
   addedTotals(d, observed, srcMax, srcMin, Number.MAX_SAFE_INTEGER, 0);
-  return true;
+}
+
+/** A 64-bit histogram of the recording layout holding a snapshot's counts. */
+export function histogramOf(pairs: HistogramCounts): Histogram {
+  const Ctor = constructorFromBucketSize(64);
+  const h = new Ctor(LOWEST_US, HIGHEST_US, DIGITS) as unknown as Histogram & {
+    setCountAtIndex(i: number, c: number): void;
+    establishInternalTackingValues(length?: number): void;
+  };
+  const n = pairs.length >> 1;
+  for (let i = 0; i < 2 * n; i += 2) h.setCountAtIndex(pairs[i] as number, pairs[i + 1] as number);
+  h.establishInternalTackingValues(n > 0 ? (pairs[2 * n - 2] as number) + 1 : 0);
+  return h;
 }
 
 /** The internals of hdr-histogram-js's JS histograms that adding into one writes. */
@@ -115,6 +115,15 @@ type Adding = CountsWalk & {
   updatedMaxValue(v: number): void;
   updateMinNonZeroValue(v: number): void;
   highestEquivalentValue(v: number): number;
+};
+
+/** What `addSnapshot` reads of its destination besides. */
+type AddingInto = Adding & {
+  lowestDiscernibleValue: number;
+  highestTrackableValue: number;
+  numberOfSignificantValueDigits: number;
+  unitMagnitudeMask: number;
+  lowestDiscernibleValueRounded: number;
 };
 
 /**

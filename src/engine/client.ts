@@ -499,6 +499,45 @@ export class Client implements ClientContext {
     start: number,
   ): Promise<{ ran: number; end: number; stop: boolean }> {
     const w = this.w;
+    const batch = this.fillBatch(draw, most);
+    if (batch.count === 0) {
+      this.unbatchable = true;
+      return { ran: 0, end: start, stop: false };
+    }
+    const t0 = nowUs();
+    // none started after the deadline, the next interval boundary or (in the warm-up) its end
+    let until = Math.min(w.endAt, w.nextBoundary);
+    if (!this.measuring) until = Math.min(until, w.measureAt);
+    // whole µs: a small integer always (a fraction stored once would make V8 recompile this function)
+    batch.budgetUs = Math.max(0, Math.floor(Math.min(until - t0, BATCH_BUDGET_US)));
+    this.batchT0 = t0;
+    this.batchNext = 0;
+    this.batchEventStart = start;
+    this.batchInFlight = true;
+    await (this.conn as Required<Connection>).runBatch(batch);
+    this.batchInFlight = false;
+    const ran = this.batchRan(batch);
+    const end = this.batchEventStart;
+    if (batch.error === undefined) return { ran, end, stop: false };
+    // The statement that failed: counted as the per-statement path counts it, then the error policy. A
+    // workload that replays a failed event's draw (pgbench) undoes the draws after it and names the error
+    // its event() would have thrown.
+    this.statementFailed(this.batchSlots[ran] as number);
+    const error = this.drawnFailed(this.handler as ClientHandler, batch.error as DbError);
+    this.attempt = 1;
+    const outcome = await this.runEvent({ error });
+    if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
+    const after = nowUs();
+    this.eventDone(outcome, after - this.batchEventStart, after - this.batchEventStart, after);
+    return { ran: ran + 1, end: after, stop: false };
+  }
+
+  /**
+   * The batch of up to `most` drawn events (drawn now, or pending from before), encoded; stops at the first
+   * whose statement is not prepared yet. Out of batchEvents, as is batchRan: V8 optimises an async function
+   * as one piece with what it inlines, and each load thread compiles it anew at every run.
+   */
+  private fillBatch(draw: () => SingleStatement, most: number): StatementBatch {
     const batch = this.batch as StatementBatch;
     batch.reset();
     const pending = this.pending;
@@ -522,34 +561,25 @@ export class Client implements ClientContext {
       batch.add(bytes);
       this.batchSlots[i] = this.slots[e.statement.id] as number;
     }
-    if (batch.count === 0) {
-      this.unbatchable = true;
-      return { ran: 0, end: start, stop: false };
-    }
-    const t0 = nowUs();
-    // none started after the deadline, the next interval boundary or (in the warm-up) its end
-    let until = Math.min(w.endAt, w.nextBoundary);
-    if (!this.measuring) until = Math.min(until, w.measureAt);
-    // whole µs: a small integer always (a fraction stored once would make V8 recompile this function)
-    batch.budgetUs = Math.max(0, Math.floor(Math.min(until - t0, BATCH_BUDGET_US)));
-    this.batchT0 = t0;
-    this.batchNext = 0;
-    this.batchEventStart = start;
-    this.batchInFlight = true;
-    await (this.conn as Required<Connection>).runBatch(batch);
-    this.batchInFlight = false;
+    return batch;
+  }
+
+  /**
+   * After a batch ran: the events it did not run stay pending, the ones that succeeded are recorded (those
+   * the harvest did not), and the next batch's size is set. Returns the events that succeeded; the failed
+   * one, if any, is `batch.error`'s.
+   */
+  private batchRan(batch: StatementBatch): number {
     const n = batch.done;
     if (n === this.pendingN) this.pendingN = 0;
     else {
-      pending.copyWithin(0, n, this.pendingN);
+      this.pending.copyWithin(0, n, this.pendingN);
       this.pendingN -= n;
     }
     const failed = batch.error !== undefined;
     const ok = failed ? n - 1 : n;
     for (let i = this.batchNext; i < ok; i++) this.recordBatched(batch, i, true);
     this.batchNext = ok;
-    const ran = ok;
-    let end = this.batchEventStart;
     if (!failed) {
       // the size of the next: doubled while whole batches are short, what fitted when the budget cut one
       const took = n > 0 ? batch.endUs(n - 1) : 0;
@@ -557,19 +587,8 @@ export class Client implements ClientContext {
         if (took < BATCH_BUDGET_US / 2) this.batchSize = Math.min(BATCH_MAX, 2 * this.batchSize);
       } else if (took >= batch.budgetUs && batch.budgetUs === BATCH_BUDGET_US)
         this.batchSize = Math.max(1, n);
-      return { ran, end, stop: false };
     }
-    // The statement that failed: counted as the per-statement path counts it, then the error policy. A
-    // workload that replays a failed event's draw (pgbench) undoes the draws after it and names the error
-    // its event() would have thrown.
-    this.statementFailed(this.batchSlots[ok] as number);
-    const error = this.drawnFailed(this.handler as ClientHandler, batch.error as DbError);
-    this.attempt = 1;
-    const outcome = await this.runEvent({ error });
-    if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
-    end = nowUs();
-    this.eventDone(outcome, end - this.batchEventStart, end - this.batchEventStart, end);
-    return { ran: ran + 1, end, stop: false };
+    return ok;
   }
 
   /** The next event: a pending one drawn for a batch, else the workload's. */

@@ -202,7 +202,7 @@ test('adding snapshots and reading percentiles in one walk give exactly what the
 });
 
 test('adding a snapshot straight into a histogram gives what adding a decoded histogram of its counts gives', () => {
-  // each snapshot holds one of FILLS (counts beyond 32 bits too: pairs may be 64-bit); the last two
+  // each snapshot holds one of FILLS (counts beyond 32 bits too); the last two
   // destinations have another layout, where the snapshot goes through a histogram of its counts
   const dests: [string, () => Histogram][] = [
     ['merging', mergingHistogram],

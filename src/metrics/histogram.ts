@@ -1,6 +1,6 @@
 /**
  * Latency histograms: HdrHistogram with microsecond values, 3 significant digits, 1 µs to 1 hour.
- * The load threads record into plain 32-bit counts in HdrHistogram's layout (recording-histogram.ts);
+ * The load threads record into plain counts in HdrHistogram's layout (recording-histogram.ts);
  * their snapshots, the buckets that hold values, are added exactly into the main thread's 64-bit
  * JavaScript histograms of this file, whose standard compressed base64 encoding (hdr-codec.ts) is what
  * runs and the history store.

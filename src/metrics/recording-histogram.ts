@@ -1,6 +1,6 @@
 /**
  * The load threads' histograms: HdrHistogram's bucket layout for 1 µs to 1 hour at 3 significant digits
- * (23,552 buckets), recorded into a plain `Uint32Array` by the index arithmetic HdrHistogram uses, so
+ * (23,552 buckets), recorded into a plain `Float64Array` by the index arithmetic HdrHistogram uses, so
  * that a snapshot's counts land in exactly the buckets the main thread's 64-bit histograms (histogram.ts,
  * hdr-histogram-js's JavaScript ones, the same layout) would give the same values. A snapshot is the
  * buckets that hold values as (index, count) pairs: a few hundred numbers that a thread posts as they are
@@ -36,10 +36,10 @@ export function countsIndex(v: number): number {
 
 /**
  * The buckets of a recording that hold values, lowest index first, as pairs: `[index, count, index,
- * count, …]`. Counts are those of one snapshot (32-bit, as HdrHistogram's 32-bit histograms count); the
- * tests also build pairs of larger counts in a Float64Array.
+ * count, …]`. Counts are exact to 2^53, as the main thread's 64-bit histograms count: a snapshot's
+ * interval can be as long as the run (`--report-interval`), and 32 bits would wrap after 4.3 billion.
  */
-export type HistogramCounts = Uint32Array | Float64Array;
+export type HistogramCounts = Float64Array;
 
 /** What the load threads do with a histogram. */
 export interface RecordingHistogram {
@@ -52,7 +52,7 @@ export interface RecordingHistogram {
 }
 
 class Recording implements RecordingHistogram {
-  private readonly buckets = new Uint32Array(COUNTS_LENGTH);
+  private readonly buckets = new Float64Array(COUNTS_LENGTH);
   private total = 0;
   /** The lowest and highest index recorded into since the last reset (lo > hi when none). */
   private lo = COUNTS_LENGTH;
@@ -74,7 +74,7 @@ class Recording implements RecordingHistogram {
     const { buckets, lo, hi } = this;
     let n = 0;
     for (let i = lo; i <= hi; i++) if (buckets[i] !== 0) n++;
-    const out = new Uint32Array(2 * n);
+    const out = new Float64Array(2 * n);
     let at = 0;
     for (let i = lo; i <= hi; i++) {
       const c = buckets[i] as number;
@@ -93,7 +93,7 @@ class Recording implements RecordingHistogram {
   }
 }
 
-/** A histogram of 1 µs to 1 hour at 3 significant digits in HdrHistogram's layout, 32-bit counts. */
+/** A histogram of 1 µs to 1 hour at 3 significant digits in HdrHistogram's layout. */
 export function recordingHistogram(): RecordingHistogram {
   return new Recording();
 }

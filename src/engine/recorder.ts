@@ -120,7 +120,7 @@ export class Recorder {
       const t: TypeSnapshot = { name: s.name, kind: s.kind, count: s.count, errors: s.errors };
       if (s.zero > 0) t.zero = s.zero;
       if (s.count > 0) {
-        t.hist = snapshotOf(s.hist);
+        t.hist = s.hist.counts();
         s.hist.reset();
       }
       types.push(t);
@@ -136,11 +136,11 @@ export class Recorder {
       reconnects: this.reconnects,
     };
     if (this.events > 0) {
-      snap.eventHist = snapshotOf(this.eventHist);
+      snap.eventHist = this.eventHist.counts();
       this.eventHist.reset();
     }
     if (this.lagHist !== undefined) {
-      snap.lagHist = snapshotOf(this.lagHist);
+      snap.lagHist = this.lagHist.counts();
       snap.late = this.late;
       this.lagHist.reset();
       this.late = 0;
@@ -152,12 +152,12 @@ export class Recorder {
     for (const [name, s] of this.steps) {
       if (s.count === 0) continue;
       snap.steps ??= [];
-      snap.steps.push({ name, count: s.count, hist: snapshotOf(s.hist) });
+      snap.steps.push({ name, count: s.count, hist: s.hist.counts() });
       s.hist.reset();
       s.count = 0;
     }
     if (this.connectHist !== undefined && this.connectHist.totalCount > 0) {
-      snap.connectHist = snapshotOf(this.connectHist);
+      snap.connectHist = this.connectHist.counts();
       this.connectHist.reset();
     }
     this.events = 0;
@@ -167,5 +167,3 @@ export class Recorder {
     return snap;
   }
 }
-
-const snapshotOf = (h: Histogram) => h.counts();

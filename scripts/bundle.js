@@ -1,17 +1,16 @@
-// Extracts the histograms' WebAssembly module (below), then bundles the compiled CLI (dist/cli/entry.js) and
-// the load worker (dist/engine/worker-main.js) into dist/bundle/ with esbuild, each into one CommonJS file
-// (cli.cjs, worker-main.cjs), which bin/dbsmack.js and the worker's stub (worker.cjs) run through V8's code
-// cache (src/code-cache.ts, bundled alone as code-cache.cjs). Why: Node.js loads an ES module graph file by
-// file (resolve, read, compile, link), and compiles every function a run needs at every run; a single
-// CommonJS file is read and compiled at once, and from the second run of a kind on its functions come from
-// the cache (README, Performance: Start-up). The pure-JavaScript packages the CLI loads at every start
-// (commander, hdr-histogram-js) are bundled too; the others stay outside, imported from node_modules when
-// needed. Every `import()` goes through src/load-module.ts, which stays outside (load-module.cjs): Node.js
-// 20 cannot `import()` from code that came from V8's cache, and the build fails if a bundle would. The
-// bundles sit two levels below the package's root, as dist/<dir>/ files do, so paths taken from
-// import.meta.url (the native addon, package.json, the worker beside its spawner) resolve the same. Without
-// esbuild (an install that could not fetch it) nothing is bundled and bin/dbsmack.js runs dist/cli/entry.js:
-// never a harder install.
+// Bundles the compiled CLI (dist/cli/entry.js) and the load worker (dist/engine/worker-main.js) into
+// dist/bundle/ with esbuild, each into one CommonJS file (cli.cjs, worker-main.cjs), which bin/dbsmack.js and
+// the worker's stub (worker.cjs) run through V8's code cache (src/code-cache.ts, bundled alone as
+// code-cache.cjs). Why: Node.js loads an ES module graph file by file (resolve, read, compile, link), and
+// compiles every function a run needs at every run; a single CommonJS file is read and compiled at once, and
+// from the second run of a kind on its functions come from the cache (README, Performance: Start-up). The
+// pure-JavaScript packages the CLI loads at every start (commander, hdr-histogram-js) are bundled too; the
+// others stay outside, imported from node_modules when needed. Every `import()` goes through
+// src/load-module.ts, which stays outside (load-module.cjs): Node.js 20 cannot `import()` from code that came
+// from V8's cache, and the build fails if a bundle would. The bundles sit two levels below the package's
+// root, as dist/<dir>/ files do, so paths taken from import.meta.url (the native addon, package.json, the
+// worker beside its spawner) resolve the same. Without esbuild (an install that could not fetch it) nothing
+// is bundled and bin/dbsmack.js runs dist/cli/entry.js: never a harder install.
 //
 // The public API (dist/index.js: DbError, UsageError, defineWorkload, oneStatement, the distributions) is
 // bundled as well, so a workload module's `import … from 'dbsmack'` (the package's own files) and the

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import { benchSettings, PgbenchOptions, parsePgbenchArgs } from '../src/cli/pgbench.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { UsageError } from '../src/errors.ts';
+import { PgPrng } from '../src/workload/pgbench/prng.ts';
+import { seedsOf } from '../src/workload/pgbench/workload.ts';
 
 const options = (...argv: string[]) => new PgbenchOptions(parsePgbenchArgs(argv).opts);
 const PG = parseTarget('postgres://root@127.0.0.1:5432/bench');
@@ -50,4 +52,34 @@ test('benchmark settings: clients, jobs, -T or -t, rate and the workload options
     ['--max-tries=0'],
   ])
     assert.throws(() => benchSettings(options(...bad), PG, 10, 0), UsageError, bad.join(' '));
+});
+
+test('the clients’ seeds drawn once per run are those pgbench draws for each client from the run’s seed', () => {
+  // pgbench's order, drawn afresh for every client: outputs 1..clients each client's generator, then
+  // :default_seed, then three per client of which the first chooses its scripts
+  for (const [seed, clients] of [
+    [0n, 1],
+    [12345n, 3],
+    [18446744073709551615n, 8],
+    [77n, 17],
+  ] as const) {
+    for (let clientId = 0; clientId < clients; clientId++) {
+      const base = new PgPrng(seed);
+      let rngSeed = 0n;
+      for (let i = 0; i <= clientId; i++) rngSeed = base.uint64();
+      for (let i = clientId + 1; i < clients; i++) base.uint64();
+      const defaultSeed = base.uint64();
+      let chooseSeed = 0n;
+      for (let i = 0; i <= clientId; i++) {
+        chooseSeed = base.uint64();
+        base.uint64();
+        base.uint64();
+      }
+      assert.deepEqual(
+        seedsOf(seed, clients, clientId),
+        { rngSeed, defaultSeed, chooseSeed },
+        `${seed} ${clientId}/${clients}`,
+      );
+    }
+  }
 });

@@ -1,10 +1,10 @@
 /**
  * The load threads' histograms: HdrHistogram's bucket layout for 1 µs to 1 hour at 3 significant digits
  * (23,552 buckets), recorded into a plain `Float64Array` by the index arithmetic HdrHistogram uses, so
- * that a snapshot's counts land in exactly the buckets the main thread's 64-bit histograms (histogram.ts,
- * hdr-histogram-js's JavaScript ones, the same layout) would give the same values. A snapshot is the
- * buckets that hold values as (index, count) pairs: a few hundred numbers that a thread posts as they are
- * and the main thread adds straight into its histograms (`addSnapshot`).
+ * that every value lands in the bucket where the main thread's 64-bit histograms (histogram.ts:
+ * hdr-histogram-js's JavaScript ones, the same layout) would record it. A snapshot is the buckets that
+ * hold values as (index, count) pairs: a few hundred numbers that a thread posts as they are and the main
+ * thread adds straight into its histograms (`addSnapshot`).
  *
  * Why not hdr-histogram-js's own recording histograms: its 32-bit WebAssembly one cost every load thread
  * 10–15 ms of CPU to instantiate at each run, every value a call across into WebAssembly, and every

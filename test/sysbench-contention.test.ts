@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { loadDriver } from '../src/driver/index.ts';
+import type { Target } from '../src/driver/types.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { runCli } from './helpers/cli.ts';
 import { ownDatabase } from './helpers/own-database.ts';
@@ -63,7 +65,9 @@ for (const driver of ['mysql', 'postgres'] as const) {
           const f = JSON.parse(r.stdout) as RunResult;
           why = `${f.status}: ${f.status_reason}; errors ${JSON.stringify(f.errors)}`;
         } catch {}
-        assert.fail(`dbsmack ${workload} exited ${r.code}: ${r.stderr}${why}`);
+        assert.fail(
+          `dbsmack ${workload} exited ${r.code}: ${r.stderr}${why}; the database's sessions after it: ${await sessions(db.target, db.name)}`,
+        );
       }
       const res = JSON.parse(r.stdout) as RunResult;
       assert.equal(res.status, 'complete', `${workload}: ${res.status_reason}`);
@@ -90,4 +94,26 @@ for (const driver of ['mysql', 'postgres'] as const) {
     }
     t.diagnostic(lines.join('\n'));
   });
+}
+
+/**
+ * What every session in the test's database was doing (PostgreSQL: state and wait event; MariaDB:
+ * command, state and seconds), to tell after a stuck run whether its sessions waited on locks or sat idle
+ * in a transaction (a client that never sent its next statement).
+ */
+async function sessions(target: Target, name: string): Promise<string> {
+  try {
+    const c = await (await loadDriver(target.driver)).connect(target, { connectTimeoutMs: 5000 });
+    try {
+      const sql =
+        target.driver === 'postgres'
+          ? `SELECT pid, state, wait_event_type, wait_event, left(query, 50) AS q FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`
+          : `SELECT id, command, state, time, left(info, 50) AS q FROM information_schema.processlist WHERE db = '${name}' AND id <> connection_id()`;
+      return JSON.stringify(await c.all(sql));
+    } finally {
+      await c.close();
+    }
+  } catch (e) {
+    return `(could not list them: ${(e as Error).message})`;
+  }
 }

@@ -412,6 +412,57 @@ test('serialization failures are retried up to --max-tries and counted as pgbenc
   );
 });
 
+test("retries end at -T's end (the transaction dropped with its retries, as pgbench drops it) and at -L", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const dir = tmpDir();
+  const fail = "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$;\n";
+  const always = path.join(dir, 'always.sql');
+  writeFileSync(always, fail);
+  // 0.3 s, then the failure: the first transaction fails twice by 0.6 s (counted: one failed, retried
+  // once); the second's retry starts before 1 s and fails after it (dropped, with its retry)
+  const slow = path.join(dir, 'slow.sql');
+  writeFileSync(slow, `SELECT pg_sleep(0.3);\n${fail}`);
+  const cases: [string[], Record<string, string>][] = [
+    // retried without end until the time is up: nothing counted at all
+    [
+      ['-T', '1', '--max-tries', '0', '-f', always],
+      { processed: '0', failed: '0 (NaN%)', retried: '0 (NaN%)', retries: '0' },
+    ],
+    [
+      ['-T', '1', '--max-tries', '2', '-f', slow],
+      { processed: '0', failed: '1 (100.000%)', retried: '1 (100.000%)', retries: '1' },
+    ],
+    // -L bounds the tries of each transaction: every one fails after some (before, this never ended)
+    [
+      ['-t', '10', '--max-tries', '0', '-L', '50', '-f', always],
+      { processed: '0/10', failed: '10 (100.000%)', retried: '10 (100.000%)', retries: 'many' },
+    ],
+  ];
+  for (const [args, want] of cases) {
+    const what = `pgbench ${args.join(' ')}`;
+    const theirs = await runPgbench(s.target, ['-n', ...args]);
+    // before the deadline rule the first case restarted for ever: "did not stop in time", exit 4
+    const ours = await dbsmack(s.target, ['-n', ...args, '--no-history']);
+    assert.equal(theirs.code, 0, `${what}: ${theirs.stderr}`);
+    assert.equal(ours.code, 0, `${what}: ${ours.stderr}`);
+    for (const out of [theirs.stdout, ours.stdout]) {
+      const retries = reportValue(out, 'total number of retries:');
+      assert.deepEqual(
+        {
+          processed: reportValue(out, 'number of transactions actually processed:'),
+          failed: reportValue(out, 'number of failed transactions:'),
+          retried: reportValue(out, 'number of transactions retried:'),
+          retries: want.retries === 'many' && Number(retries) >= 10 ? 'many' : retries,
+        },
+        want,
+        `${what}:\n${out}`,
+      );
+    }
+    assert.deepEqual(layout(ours.stdout), layout(theirs.stdout), what);
+  }
+});
+
 test('bad scripts: stopped before the run where pgbench stops them, clients aborted where pgbench aborts them', async (t) => {
   const s = await setup(t);
   if (!s) return;

@@ -13,6 +13,7 @@ import { parseTarget } from '../driver/url.ts';
 import { withAdminContext } from '../engine/admin.ts';
 import { RunController } from '../engine/run-once.ts';
 import { EXIT, UsageError } from '../errors.ts';
+import { UNLIMITED_TRIES } from '../metrics/pgbench-figures.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { getFormat, type RunRenderer } from '../report/formats.ts';
 import { pgbenchProgressLine, renderPgbench } from '../report/pgbench.ts';
@@ -506,7 +507,7 @@ export function benchSettings(
     ...(duration !== undefined ? { time: duration } : { rounds: tx ?? 10 }),
     warmup: 0,
     reportInterval: progress > 0 ? progress : 1,
-    maxTries: maxTries === 0 ? 2147483647 : maxTries,
+    maxTries: maxTries === 0 ? UNLIMITED_TRIES : maxTries,
     reconnectTimeout: 0,
     // SQLite's driver blocks its thread: each client needs a worker of its own, whatever -j says
     workers: target.driver === 'sqlite' ? clients : Math.min(jobs, clients),

@@ -816,7 +816,9 @@ export class Client implements ClientContext {
   }
 
   /**
-   * One event with the error policy; 'failed' is an event that ended in an ignored error. `first` is how
+   * One event with the error policy; 'failed' is an event that ended in an ignored error, 'stop' one that
+   * is not counted and after which the client stops (a stop request, an error that stops it, a restartable
+   * error after the deadline, a connection that could not be re-established). `first` is how
    * the closed loop's inline first try ended: the error it threw, or OPEN_TX when it succeeded with a
    * transaction left open. Without `first` (the open loop) the event is run from the start.
    */
@@ -849,7 +851,18 @@ export class Client implements ClientContext {
         }
         // The workload's own policy (sysbench's drivers), else the engine's; recorded as it was treated.
         const action = handler.onError?.(err) ?? (err.kind === 'retryable' ? 'restart' : 'stop');
-        const seen = action === 'restart' ? asKind(err, 'retryable') : asKind(err, 'fatal');
+        // a retryable error skipped by the workload's own bound (pgbench -L) keeps its kind
+        const retrying = action === 'restart' || (action === 'skip' && err.kind === 'retryable');
+        const seen = retrying ? asKind(err, 'retryable') : asKind(err, 'fatal');
+        if (retrying && nowUs() >= w.endAt) {
+          // Time is up: the event is dropped, neither restarted nor counted as done or failed (pgbench's
+          // rule; sysbench restarts it until it goes through). Under heavy lock contention a restart queues
+          // again behind the transactions in flight, so restarting clients could keep a run from ending
+          // (PostgreSQL, 16 clients on 20 rows: all 16 still waiting 5 s after the deadline while one
+          // deadlock victim restarted each second). The error itself is counted: it happened.
+          if (this.measuring) w.recorder.recordError(seen, true);
+          return 'stop';
+        }
         if (action === 'restart' && attempt < w.plan.maxTries) {
           if (this.measuring) {
             w.recorder.recordError(seen, true);

@@ -4,6 +4,13 @@
  * printed by src/report/pgbench.ts.
  */
 
+/** `--max-tries 0` (no limit), as the run's plan carries it: pgbench's int range, never reached. */
+export const UNLIMITED_TRIES = 2147483647;
+
+/** A run's `limits.max_tries` as pgbench's figures give it: 0 for no limit, as pgbench's option. */
+export const triesFigure = (maxTries: number | undefined): number =>
+  maxTries === UNLIMITED_TRIES ? 0 : (maxTries ?? 1);
+
 export interface PgbenchCommandFigures {
   /** The command's first line, as pgbench prints it. */
   text: string;
@@ -42,6 +49,7 @@ export interface PgbenchFigures extends PgbenchOutcomes {
   /** `-M`: pgbench's query mode (`QueryMode` of src/workload/pgbench/script.ts). */
   query_mode: 'simple' | 'extended' | 'prepared';
   threads: number;
+  /** `--max-tries`; 0: no limit. */
   max_tries: number;
   transactions_per_client?: number;
   duration_s?: number;

@@ -3,7 +3,7 @@
  * (`printResults`), and its `-P` progress lines, so that tools that read pgbench's output read dbsmack's.
  * A run that was not a pgbench script gets the same layout from its events and statement types.
  */
-import type { PgbenchFigures } from '../metrics/pgbench-figures.ts';
+import { type PgbenchFigures, triesFigure } from '../metrics/pgbench-figures.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { VERSION } from '../version.ts';
 
@@ -25,7 +25,7 @@ function genericFigures(r: RunResult): PgbenchFigures {
     scale: 1,
     query_mode: 'prepared',
     threads: r.workers,
-    max_tries: r.limits.max_tries ?? 1,
+    max_tries: triesFigure(r.limits.max_tries),
     ...(r.limits.rounds !== undefined ? { transactions_per_client: r.limits.rounds } : {}),
     ...(r.limits.rounds === undefined && r.limits.time_s !== undefined
       ? { duration_s: r.limits.time_s }
@@ -101,7 +101,6 @@ export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
     out.push(`number of transactions actually processed: ${f.processed}`);
   }
   out.push(`number of failed transactions: ${failures} (${pct(failures, total)})`);
-  if (total <= 0) return out;
   if (f.failures_detailed) {
     out.push(
       `number of serialization failures: ${f.serialization_failures} (${pct(f.serialization_failures, total)})`,
@@ -112,6 +111,8 @@ export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
     out.push(`number of transactions retried: ${f.retried} (${pct(f.retried, total)})`);
     out.push(`total number of retries: ${f.retries}`);
   }
+  // pgbench 15 prints the counts above (NaN% when none ended) and stops when no transaction went through
+  if (f.processed <= 0) return out;
   if (r.rate !== undefined && f.latency_limit_ms !== undefined) {
     out.push(`number of transactions skipped: 0 (${pct(0, total)})`);
   }

@@ -105,7 +105,8 @@ export interface ClientHandler {
    * This client's own error policy, as sysbench's database drivers have one: called with each error an
    * event throws, except lost connections (always re-established, then the event is run again). Return
    * `restart` to roll back and run the event again from the start (up to `--max-tries` tries, then it counts
-   * as a failed event), `skip` to count it and go on with the next event, `stop` to end the run (unless
+   * as a failed event), `skip` to count it as a failed event and go on with the next one (not after the
+   * deadline when the error is retryable: the event is then dropped, as a restart would be), `stop` to end the run (unless
    * `--ignore-errors` names it), or undefined for the engine's own policy (deadlocks, serialization
    * failures, lock waits and SQLite busy restart; anything else stops). Restarted and skipped errors are the
    * run's ignored errors.

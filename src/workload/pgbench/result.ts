@@ -4,7 +4,11 @@
  * timed steps. Stored in the RunResult as `pgbench`, so that `--format pgbench`, `show` and `report`
  * print pgbench's report of a stored run too.
  */
-import type { PgbenchFigures, PgbenchScriptFigures } from '../../metrics/pgbench-figures.ts';
+import {
+  type PgbenchFigures,
+  type PgbenchScriptFigures,
+  triesFigure,
+} from '../../metrics/pgbench-figures.ts';
 import type { RunResult } from '../../metrics/run-result.ts';
 import { round3 } from '../../numbers.ts';
 import { type FailureKind, K } from './run-script.ts';
@@ -76,7 +80,7 @@ export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures 
     scale: inp.scale,
     query_mode: inp.mode,
     threads: inp.threads > 0 ? Math.min(inp.threads, r.clients) : r.workers,
-    max_tries: r.limits.max_tries ?? 1,
+    max_tries: triesFigure(r.limits.max_tries),
     processed,
     failed,
     serialization_failures: sum((s) => s.serialization_failures),

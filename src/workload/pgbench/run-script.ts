@@ -349,6 +349,16 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     if (pipeline !== undefined) throw abort(`client ${id} aborted: end of script reached with pipeline open`);
   };
 
+  /**
+   * A transaction ended, done or failed: its retries are counted now, as pgbench counts them at the end
+   * of a transaction (one that the deadline cut short is dropped with its retries; -r's per-command
+   * retries count as they happen, as pgbench's do).
+   */
+  const settled = (): void => {
+    if (tries === 1) return;
+    ctx.count(K.retried(current));
+    ctx.count(K.retries(current), tries - 1);
+  };
   const handler: ClientHandler = {
     abortOnError: !cfg.exitOnAbort,
     connectPerEvent: cfg.connect,
@@ -357,9 +367,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       if (ctx.attempt > 1) {
         // a retry: the same script with the same random numbers
         rng.restore(saved);
-        if (tries === 1) ctx.count(K.retried(current));
         tries++;
-        ctx.count(K.retries(current));
         if (failedCommand !== undefined && cfg.perCommand) ctx.count(K.cmdRetries(failedCommand.type));
       } else {
         current = choose();
@@ -383,6 +391,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
         }
         throw e;
       }
+      settled();
       if (timed) {
         const us = nowUs() - txStart;
         if (scripts.length > 1) ctx.step(stepNames[current] as string, us);
@@ -394,7 +403,17 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
         );
       }
     },
+    // -L also bounds the retries: a transaction that has taken longer than the limit is not tried again
+    ...(cfg.latencyLimitUs > 0
+      ? {
+          onError: (err: DbError) =>
+            err.kind === 'retryable' && nowUs() - txStart > cfg.latencyLimitUs
+              ? ('skip' as const)
+              : undefined,
+        }
+      : {}),
     failed(err) {
+      settled();
       ctx.count(K.failed(current, failureKind(err)));
       if (failedCommand !== undefined && cfg.perCommand) ctx.count(K.cmdFailures(failedCommand.type));
     },

@@ -463,6 +463,39 @@ test("retries end at -T's end (the transaction dropped with its retries, as pgbe
   }
 });
 
+test('-R with -L: transactions due more than the limit ago are skipped and counted, lag and skips in the -P lines', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const f = path.join(tmpDir(), 'slow.sql');
+  // 50 ms a transaction against 100 due a second: the client falls behind and skips most of them
+  writeFileSync(f, 'SELECT pg_sleep(0.05);\n');
+  const args = ['-n', '-c', '1', '-T', '2', '-R', '100', '-L', '10', '-P', '1', '-f', f];
+  const theirs = await runPgbench(s.target, args);
+  const ours = await dbsmack(s.target, [...args, '--no-history']);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  assert.equal(ours.code, 0, ours.stderr);
+  assert.deepEqual(layout(ours.stdout), layout(theirs.stdout));
+  for (const [who, r] of [
+    ['pgbench', theirs],
+    ['dbsmack', ours],
+  ] as const) {
+    const processed = Number(reportValue(r.stdout, 'number of transactions actually processed:'));
+    const skipped = Number(reportValue(r.stdout, 'number of transactions skipped:')?.split(' ')[0]);
+    assert.ok(processed > 0 && skipped > processed, `${who}:\n${r.stdout}`);
+    // each one that ran took 50 ms, over the 10 ms limit
+    assert.equal(
+      reportValue(r.stdout, 'number of transactions above the 10.0 ms latency limit:'),
+      `${processed}/${processed} (100.000%)`,
+      `${who}:\n${r.stdout}`,
+    );
+    assert.match(
+      r.stderr,
+      /^progress: 1\.0 s, [\d.]+ tps, lat [\d.]+ ms stddev [\d.]+, 0 failed, lag [\d.]+ ms, [1-9]\d* skipped$/m,
+      who,
+    );
+  }
+});
+
 test('bad scripts: stopped before the run where pgbench stops them, clients aborted where pgbench aborts them', async (t) => {
   const s = await setup(t);
   if (!s) return;

@@ -522,6 +522,8 @@ export function benchSettings(
             shape: 'poisson',
             maxLagUs: Number.POSITIVE_INFINITY,
             lateUs: latencyLimit * 1000 || 1e12,
+            // pgbench skips a transaction whose turn comes more than -L after its schedule
+            ...(latencyLimit > 0 ? { skipLateUs: latencyLimit * 1000 } : {}),
           },
         }
       : {}),
@@ -542,6 +544,7 @@ async function runBench(a: PgbenchOptions, target: Target, b: BenchSettings): Pr
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());
   const timestamps = has('progress-timestamp');
+  const rateLine = plan.rate !== undefined ? { skips: plan.rate.skipLateUs !== undefined } : undefined;
   let result: RunResult | undefined;
   try {
     result = await runPlanned(
@@ -552,7 +555,7 @@ async function runBench(a: PgbenchOptions, target: Target, b: BenchSettings): Pr
         workers: ro.workers as number,
         onInterval: (p: IntervalPoint) => {
           if (progress > 0 && p.dur >= progress - 1e-6) {
-            let line = pgbenchProgressLine(p, maxTries);
+            let line = pgbenchProgressLine(p, maxTries, rateLine);
             if (timestamps)
               line = line.replace(/^progress: [^,]*,/, `progress: ${(Date.now() / 1000).toFixed(3)} s,`);
             process.stderr.write(`${line}\n`);

@@ -70,7 +70,7 @@ export class RunAccumulator {
   private readonly counters = new Map<string, number>();
   private readonly steps = new Map<string, { count: number; hist: Histogram }>();
   private readonly eventConnects = mergingHistogram();
-  private readonly lag = { hist: mergingHistogram(), late: 0, dropped: 0 };
+  private readonly lag = { hist: mergingHistogram(), late: 0, dropped: 0, skipped: 0 };
   private readonly stageFig: StageFigures | undefined;
   private readonly warm = { elapsedUs: 0, events: 0, queries: 0 };
   private readonly summaries: ClientSummary[] = [];
@@ -212,7 +212,9 @@ export class RunAccumulator {
           : undefined,
       ...(this.stageFig !== undefined ? { stages: this.stageFig.stages } : {}),
       fatal: this.fatalError ? DbError.fromJSON(this.fatalError) : undefined,
-      rate: plan.rate ? { lagHist: lag.hist, late: lag.late, dropped: lag.dropped } : undefined,
+      rate: plan.rate
+        ? { lagHist: lag.hist, late: lag.late, dropped: lag.dropped, skipped: lag.skipped }
+        : undefined,
       counters: this.counters,
       steps: this.steps,
       eventConnects: this.eventConnects,
@@ -247,6 +249,7 @@ export class RunAccumulator {
     this.reconnects += s.reconnects;
     if (s.lagHist) addSnapshot(this.lag.hist, s.lagHist);
     this.lag.late += s.late ?? 0;
+    this.lag.skipped += s.skipped ?? 0;
     for (const e of s.errors) {
       const key = `${e.kind}:${e.code}:${e.ignored}`;
       const acc = this.errors.get(key);
@@ -323,7 +326,7 @@ export class RunAccumulator {
  * The two histograms an interval's latency figures are taken from, emptied for each interval: a new pair
  * per interval was 2 × 184 KB of new memory a second for the main thread to fill, walk and collect.
  */
-let intervalHists: { stmt: Histogram; ev: Histogram } | undefined;
+let intervalHists: { stmt: Histogram; ev: Histogram; lag: Histogram } | undefined;
 
 /** A histogram emptied as `reset` does, with a new one's start time stamp (reset sets 0). */
 function emptied(h: Histogram): Histogram {
@@ -337,9 +340,10 @@ function emptied(h: Histogram): Histogram {
  * which are only good until the next call: read them before.
  */
 function countsOf(snaps: readonly CounterSnapshot[]): { p: IntervalPoint; stmt: Histogram; ev: Histogram } {
-  intervalHists ??= { stmt: mergingHistogram(), ev: mergingHistogram() };
+  intervalHists ??= { stmt: mergingHistogram(), ev: mergingHistogram(), lag: mergingHistogram() };
   const stmt = emptied(intervalHists.stmt);
   const ev = emptied(intervalHists.ev);
+  let lag: Histogram | undefined;
   const p: IntervalPoint = {
     t: 0,
     dur: 0,
@@ -375,7 +379,12 @@ function countsOf(snaps: readonly CounterSnapshot[]): { p: IntervalPoint; stmt: 
     }
     p.retries += s.retries;
     p.reconnects += s.reconnects;
+    if (s.lagHist !== undefined) {
+      lag ??= emptied(intervalHists.lag);
+      addSnapshot(lag, s.lagHist);
+    }
     if (s.late !== undefined) p.rate_late = (p.rate_late ?? 0) + s.late;
+    if (s.skipped !== undefined) p.rate_skipped = (p.rate_skipped ?? 0) + s.skipped;
     if (s.queue !== undefined) {
       p.rate_queue = (p.rate_queue ?? 0) + s.queue;
       p.rate_concurrency = (p.rate_concurrency ?? 0) + (s.concurrency ?? 0);
@@ -385,5 +394,6 @@ function countsOf(snaps: readonly CounterSnapshot[]): { p: IntervalPoint; stmt: 
       p.counters[k] = (p.counters[k] ?? 0) + v;
     }
   }
+  if (lag !== undefined && lag.totalCount > 0) p.rate_lag_ms = round3(lag.mean / 1000);
   return { p, stmt, ev };
 }

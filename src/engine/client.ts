@@ -154,6 +154,8 @@ export class Client implements ClientContext {
   private inTx = false;
   /** The try of the event in progress (ClientContext.attempt). */
   attempt = 1;
+  /** --rate: when the event in progress was due (ClientContext.scheduledUs); 0 in the closed loop. */
+  scheduledUs = 0;
   private readonly txSlots: { begin: number; commit: number; rollback: number };
   readonly stats: ClientSummary;
   /**
@@ -667,6 +669,7 @@ export class Client implements ClientContext {
   private async openLoop(schedule: RateSchedule): Promise<void> {
     const w = this.w;
     const rate = w.plan.rate as NonNullable<RunPlan['rate']>;
+    const skipLateUs = rate.skipLateUs ?? Number.POSITIVE_INFINITY;
     const { rounds, events } = w.plan;
     const ctrl = w.ctrl;
     let done = 0;
@@ -677,6 +680,17 @@ export class Client implements ClientContext {
       const intended = schedule.take();
       if (intended >= w.endAt) break;
       let now = nowUs();
+      if (now - intended > skipLateUs) {
+        // too late to start (pgbench -L under -R): skipped, counted, and as a transaction of -t
+        this.measuring = intended >= w.measureAt;
+        if (this.measuring) {
+          if (rounds !== undefined && done >= rounds) break;
+          if (events !== undefined && Atomics.add(ctrl, CTRL_EVENTS, 1) >= events) break;
+          w.recorder.skip();
+          done++;
+        }
+        continue;
+      }
       while (intended > now) {
         await sleep(Math.min(Math.max(1, (intended - now) / 1000), 1000));
         if (ctrl[CTRL_STOP] !== 0) return;
@@ -701,6 +715,7 @@ export class Client implements ClientContext {
       if (this.handler?.connectPerEvent === true && started > 0 && !(await this.freshConnection())) break;
       started++;
       w.active++;
+      this.scheduledUs = intended;
       const outcome = await this.runEvent();
       w.active--;
       if (outcome === 'stop') break;

@@ -85,6 +85,8 @@ export interface CounterSnapshot {
    * events due but not started (queue) and the events in progress (concurrency). */
   lagHist?: HistogramCounts;
   late?: number;
+  /** Rate mode: events skipped, never run, for being too late (RatePlan.skipLateUs). */
+  skipped?: number;
   queue?: number;
   concurrency?: number;
   /** The workload's own counters and timed steps (`ClientContext.count`, `step`). */

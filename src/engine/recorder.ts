@@ -34,6 +34,8 @@ export class Recorder {
   /** Rate mode only: how late events started against their schedule. */
   private lagHist: Histogram | undefined;
   private late = 0;
+  /** Rate mode: events skipped for being too late (RatePlan.skipLateUs). */
+  private skipped = 0;
   private readonly counters = new Map<string, number>();
   private readonly steps = new Map<string, { hist: Histogram; count: number }>();
   private connectHist: Histogram | undefined;
@@ -82,6 +84,11 @@ export class Recorder {
     this.lagHist ??= recordingHistogram();
     this.lagHist.recordValue(us < 0 ? 0 : clamp(us));
     if (us > lateUs) this.late++;
+  }
+
+  /** Rate mode: an event skipped, never run, for being too late. */
+  skip(): void {
+    this.skipped++;
   }
 
   retry(): void {
@@ -144,6 +151,10 @@ export class Recorder {
       snap.late = this.late;
       this.lagHist.reset();
       this.late = 0;
+    }
+    if (this.skipped > 0) {
+      snap.skipped = this.skipped;
+      this.skipped = 0;
     }
     if (this.counters.size > 0) {
       snap.counters = Object.fromEntries(this.counters);

@@ -57,6 +57,11 @@ export interface RatePlan {
   maxLagUs: number;
   /** An event that starts more than this after its scheduled time is counted late. */
   lateUs: number;
+  /**
+   * An event still to start more than this after its scheduled time is skipped: counted, never run, and
+   * the next is taken (pgbench's -L under -R; absent: every event runs, however late).
+   */
+  skipLateUs?: number;
 }
 
 /** One client's figures over the run (its worker sends them when it is done). */
@@ -141,8 +146,11 @@ export interface EngineOutcome {
    * given up on, or none there), and the workers terminated with their clients.
    */
   stuck: StuckLoad | undefined;
-  /** Rate mode: schedule lag (µs) of the measured events, events started late, events never started. */
-  rate: { lagHist: Histogram; late: number; dropped: number } | undefined;
+  /**
+   * Rate mode: schedule lag (µs) of the measured events, events started late, events never started, events
+   * skipped for being too late (`RatePlan.skipLateUs`).
+   */
+  rate: { lagHist: Histogram; late: number; dropped: number; skipped: number } | undefined;
   /** The workload's own counters and timed steps. */
   counters: Map<string, number>;
   steps: Map<string, { count: number; hist: Histogram }>;

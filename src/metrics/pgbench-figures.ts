@@ -56,6 +56,8 @@ export interface PgbenchFigures extends PgbenchOutcomes {
   /** -L: transactions over the limit. */
   latency_limit_ms?: number;
   late?: number;
+  /** -L under -R: transactions skipped, never run, for starting more than the limit after their schedule. */
+  skipped?: number;
   latency_ms: { average: number; stddev?: number };
   /** Without -C: time to connect every client; with -C: the average time of a transaction's connection. */
   connection_ms: { initial?: number; average?: number };

@@ -77,6 +77,10 @@ export interface IntervalPoint {
   max_ms?: number;
   /** Rate mode: events of the interval that started more than `--rate-late-ms` after their schedule. */
   rate_late?: number;
+  /** Rate mode: the mean schedule lag of the events that started in the interval, ms. */
+  rate_lag_ms?: number;
+  /** Rate mode: events of the interval skipped, never run, for being too late (pgbench -L under -R). */
+  rate_skipped?: number;
   /** `--stages`/`--rate-stages`: the stage (from 1) the interval belongs to. */
   stage?: number;
 }
@@ -182,6 +186,12 @@ export interface RateResult {
   late_after_ms: number;
   /** Events scheduled before the deadline that never started. */
   dropped: number;
+  /**
+   * Events skipped, never run, because their turn came more than `skip_after_ms` after their scheduled
+   * time (pgbench's -L under -R; absent when nothing is skipped).
+   */
+  skipped?: number;
+  skip_after_ms?: number;
   /** Stalls seen in the timeline (the schedule was kept through them). */
   stalls?: RateStall[];
   /** `--rate-max-lag` in seconds, when stopping on lag was asked for. */

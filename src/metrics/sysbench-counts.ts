@@ -65,6 +65,9 @@ export function rateResult(o: EngineOutcome): RateResult | undefined {
     late: o.rate.late,
     late_after_ms: plan.lateUs / 1000,
     dropped: o.rate.dropped,
+    ...(plan.skipLateUs !== undefined
+      ? { skipped: o.rate.skipped, skip_after_ms: plan.skipLateUs / 1000 }
+      : {}),
     ...(Number.isFinite(plan.maxLagUs) ? { max_lag_s: plan.maxLagUs / 1e6 } : {}),
   };
 }

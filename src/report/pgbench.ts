@@ -83,7 +83,9 @@ export function renderPgbench(r: RunResult): string {
 export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
   const out: string[] = [];
   const failures = f.failed;
-  const total = f.processed + failures;
+  const skipped = f.skipped ?? 0;
+  // as pgbench's total_cnt: the percentages are of every transaction, skipped ones too
+  const total = f.processed + failures + skipped;
   out.push(`transaction type: ${f.transaction_type}`);
   out.push(`scaling factor: ${f.scale}`);
   if (f.partition !== undefined)
@@ -111,10 +113,10 @@ export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
     out.push(`number of transactions retried: ${f.retried} (${pct(f.retried, total)})`);
     out.push(`total number of retries: ${f.retries}`);
   }
-  // pgbench 15 prints the counts above (NaN% when none ended) and stops when no transaction went through
-  if (f.processed <= 0) return out;
+  // pgbench 15 prints the counts above (NaN% when none ended) and stops when none went through or was skipped
+  if (f.processed + skipped <= 0) return out;
   if (r.rate !== undefined && f.latency_limit_ms !== undefined) {
-    out.push(`number of transactions skipped: 0 (${pct(0, total)})`);
+    out.push(`number of transactions skipped: ${skipped} (${pct(skipped, total)})`);
   }
   if (f.latency_limit_ms !== undefined) {
     const late = f.late ?? 0;
@@ -123,17 +125,21 @@ export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
     );
   }
   if (f.latency_ms.stddev !== undefined) {
-    out.push(`latency average = ${fx(f.latency_ms.average, 3)} ms`);
-    out.push(`latency stddev = ${fx(f.latency_ms.stddev, 3)} ms`);
+    // pgbench prints its latency statistics only when some transaction went through
+    if (f.processed > 0) {
+      out.push(`latency average = ${fx(f.latency_ms.average, 3)} ms`);
+      out.push(`latency stddev = ${fx(f.latency_ms.stddev, 3)} ms`);
+    }
   } else {
     out.push(
       `latency average = ${fx(f.latency_ms.average, 3)} ms${failures > 0 ? ' (including failures)' : ''}`,
     );
   }
   if (r.rate !== undefined) {
-    out.push(
-      `rate limit schedule lag: avg ${fx(r.rate.lag_ms.mean, 3)} (max ${fx(r.rate.lag_ms.max, 3)}) ms`,
-    );
+    // pgbench's average is over the transactions that went through: NaN when none did
+    const avg = f.processed > 0 ? r.rate.lag_ms.mean : Number.NaN;
+    const max = f.processed > 0 ? r.rate.lag_ms.max : 0;
+    out.push(`rate limit schedule lag: avg ${fx(avg, 3)} (max ${fx(max, 3)}) ms`);
   }
   if (f.connection_ms.average !== undefined) {
     out.push(`average connection time = ${fx(f.connection_ms.average, 3)} ms`);
@@ -187,8 +193,11 @@ export function pgbenchReportLines(r: RunResult, f: PgbenchFigures): string[] {
   return out;
 }
 
-/** One `-P` line: `progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed`. */
-export function pgbenchProgressLine(p: IntervalPoint, maxTries: number, lag?: number): string {
+/**
+ * One `-P` line: `progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.123, 0 failed`; under -R the mean
+ * schedule lag follows, and under -R with -L (`skips`) the transactions skipped.
+ */
+export function pgbenchProgressLine(p: IntervalPoint, maxTries: number, rate?: { skips: boolean }): string {
   const d = p.dur > 0 ? p.dur : 1;
   let failed = 0;
   let retried = 0;
@@ -199,7 +208,10 @@ export function pgbenchProgressLine(p: IntervalPoint, maxTries: number, lag?: nu
     else if (k.startsWith('pgbench.retries.')) retries += v;
   }
   let line = `progress: ${fx(p.t, 1)} s, ${fx(p.events / d, 1)} tps, lat ${fx(p.event_mean_ms ?? 0, 3)} ms stddev ${fx(p.event_stddev_ms ?? 0, 3)}, ${failed} failed`;
-  if (lag !== undefined) line += `, lag ${fx(lag, 3)} ms`;
+  if (rate !== undefined) {
+    line += `, lag ${fx(p.rate_lag_ms ?? 0, 3)} ms`;
+    if (rate.skips) line += `, ${p.rate_skipped ?? 0} skipped`;
+  }
   if (maxTries !== 1) line += `, ${retried} retried, ${retries} retries`;
   return line;
 }

@@ -59,7 +59,8 @@ export function renderRunText(r: RunResult): string {
     out.push(
       `rate: target ${r.rate.target}/s (${r.rate.shape}); latencies from the schedule; schedule lag ` +
         `mean ${fmtMs(l.mean)} / p99 ${fmtMs(l.p99)} / max ${fmtMs(l.max)} ms; ` +
-        `${r.rate.late} late (> ${r.rate.late_after_ms} ms), ${r.rate.dropped} dropped`,
+        `${r.rate.late} late (> ${r.rate.late_after_ms} ms), ${r.rate.dropped} dropped` +
+        (r.rate.skipped !== undefined ? `, ${r.rate.skipped} skipped (> ${r.rate.skip_after_ms} ms)` : ''),
     );
     for (const st of r.rate.stalls ?? []) {
       out.push(

@@ -60,6 +60,11 @@ export interface ClientContext {
   sleep(ms: number): Promise<void>;
   /** 1 on an event's first try; 2, 3 … when the engine runs it again after a retryable error or a reconnect. */
   readonly attempt: number;
+  /**
+   * `--rate`: when the event in progress was due, in the microseconds of `metrics/clock.ts`'s `nowUs()`
+   * (its latency runs from then); 0 in the closed loop.
+   */
+  readonly scheduledUs: number;
   /** Add to a counter of the workload's own, summed over the measured part (RunResult `counters`). */
   count(name: string, n?: number): void;
   /**

@@ -105,5 +105,6 @@ export function pgbenchFigures(r: RunResult, inp: FiguresInput): PgbenchFigures 
     f.latency_limit_ms = inp.latencyLimitMs;
     f.late = n(K.late);
   }
+  if (r.rate?.skipped !== undefined) f.skipped = r.rate.skipped;
   return f;
 }

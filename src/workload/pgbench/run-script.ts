@@ -373,7 +373,8 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
         current = choose();
         rng.saveTo(saved);
         tries = 1;
-        if (timed) txStart = nowUs();
+        // as pgbench's, a transaction's time runs from its schedule under -R (the lag counts)
+        if (timed) txStart = ctx.scheduledUs > 0 ? ctx.scheduledUs : nowUs();
       }
       failedCommand = undefined;
       try {

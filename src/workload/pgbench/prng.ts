@@ -67,6 +67,21 @@ export class PgPrng {
     out[3] = this.s1l;
   }
 
+  /** The state into four slots of `buf` from `at` (a flat ring of saved states: no object per state). */
+  saveInto(buf: Float64Array, at: number): void {
+    buf[at] = this.s0h;
+    buf[at + 1] = this.s0l;
+    buf[at + 2] = this.s1h;
+    buf[at + 3] = this.s1l;
+  }
+
+  restoreFrom(buf: Float64Array, at: number): void {
+    this.s0h = buf[at] as number;
+    this.s0l = buf[at + 1] as number;
+    this.s1h = buf[at + 2] as number;
+    this.s1l = buf[at + 3] as number;
+  }
+
   restore(s: readonly number[]): void {
     this.s0h = s[0] as number;
     this.s0l = s[1] as number;

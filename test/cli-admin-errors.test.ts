@@ -194,3 +194,17 @@ test('a failure while a run sets up names the command: run, sweep', async () => 
   assert.equal(prepare.code, 4, prepare.stderr);
   assert.match(prepare.stderr, /^dbsmack: prepare failed on sqlite:.*crate/m);
 });
+
+test('a DbError records no JavaScript stack unless --debug asked for stacks, and leaves the stack limit as it was', () => {
+  const limit = Error.stackTraceLimit;
+  const plain = new DbError('retryable', '40001', 'could not serialize access');
+  assert.equal(plain.stack, 'DbError: could not serialize access');
+  assert.equal(Error.stackTraceLimit, limit);
+  assert.match(new Error('x').stack ?? '', /\n +at /, 'other errors keep theirs');
+  DbError.stacks = true;
+  try {
+    assert.match(new DbError('fatal', '42P01', 'no such table').stack ?? '', /\n +at /);
+  } finally {
+    DbError.stacks = false;
+  }
+});

@@ -13,6 +13,7 @@
  * that file (and run.ts for the commands that copy run's options); `--help`, `help` and the rest load all.
  */
 import { Command, CommanderError } from '@commander-js/extra-typings';
+import { DbError } from '../driver/errors.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import { EXIT, UserError } from '../errors.ts';
 import { VERSION } from '../version.ts';
@@ -170,7 +171,10 @@ export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug');
   // The stacks it prints then name the TypeScript sources' lines (dbsmack's and a compiled workload module's
   // own source maps); off otherwise, since Node.js then reads the map of every module loaded after.
-  if (debug) process.setSourceMapsEnabled(true);
+  if (debug) {
+    process.setSourceMapsEnabled(true);
+    DbError.stacks = true;
+  }
   let code: number = EXIT.ok;
   try {
     const program = await buildProgram((c) => {

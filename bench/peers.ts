@@ -2,6 +2,8 @@
  * dbsmack against its peers on the same server and the same table, alternating A B A B:
  *
  *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
+ *   - (`--only mysql-ro,postgres-ro`) `sysbench oltp_read_only` vs `dbsmack run oltp_read_only`: transactions
+ *     of 16 statements, each a round trip of its own (the per-statement path, not statement batches)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
  *   - `select1` on SQLite in-process vs a bare better-sqlite3 loop running the same statement
@@ -27,7 +29,7 @@
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
- *        [--only mysql,postgres,pgbench,sqlite] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
  *        environment variables and with those options, after the same peer run: `--variant
@@ -58,6 +60,7 @@ import {
   pgConn,
   serverCpuS,
   sysbenchPointSelect,
+  sysbenchRun,
   timed,
 } from './tools.ts';
 
@@ -87,6 +90,8 @@ const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'postgres',
   'pgbench',
   'sqlite',
+  'mysql-ro',
+  'postgres-ro',
 ]);
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 /**
@@ -296,6 +301,22 @@ for (const n of CLIENTS) {
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
+  // transactions of 16 statements (BEGIN, 10 point selects, 4 ranges, COMMIT), each its own round trip:
+  // the per-statement path rather than the batches of the one-statement events above
+  for (const [name, url] of [
+    ['mysql-ro', values.mysql],
+    ['postgres-ro', values.pg],
+  ] as const) {
+    if (!ONLY.has(name)) continue;
+    pairs.push({
+      name: `${name === 'mysql-ro' ? 'mariadb' : 'postgres'} read_only`,
+      peer: 'sysbench',
+      clients: n,
+      server: localServer(url as string),
+      runPeer: (once) => sysbenchRun('oltp_read_only', url as string, n, SIZE, TIME, once ? n : undefined),
+      runDbsmack: (v, once) => dbsmack(v, 'oltp_read_only', url as string, n, sysbenchArgs, once),
+    });
+  }
   if (ONLY.has('pgbench')) {
     const url = values.pg as string;
     pairs.push({
@@ -328,8 +349,8 @@ if (ONLY.has('sqlite')) {
   });
 }
 
-if (ONLY.has('mysql')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
-if (ONLY.has('postgres')) ensureSbtest(parseTarget(values.pg as string), SIZE);
+if (ONLY.has('mysql') || ONLY.has('mysql-ro')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
+if (ONLY.has('postgres') || ONLY.has('postgres-ro')) ensureSbtest(parseTarget(values.pg as string), SIZE);
 if (ONLY.has('pgbench')) ensurePgbench(values.pg as string);
 
 /**
@@ -342,6 +363,8 @@ function warmUp(): void {
   const short = ['--clients', '2', '--events', '200', '--no-history', '-q', ...EXTRA];
   if (ONLY.has('mysql')) runs.push(['run', 'oltp_point_select', '--db', values.mysql as string, ...short]);
   if (ONLY.has('postgres')) runs.push(['run', 'oltp_point_select', '--db', values.pg as string, ...short]);
+  if (ONLY.has('mysql-ro')) runs.push(['run', 'oltp_read_only', '--db', values.mysql as string, ...short]);
+  if (ONLY.has('postgres-ro')) runs.push(['run', 'oltp_read_only', '--db', values.pg as string, ...short]);
   if (ONLY.has('pgbench')) {
     runs.push(['run', path.join(ROOT, 'bench', 'pgbench-select.ts'), '--db', values.pg as string, ...short]);
     runs.push(['pgbench', '-S', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);

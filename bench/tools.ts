@@ -87,12 +87,19 @@ export function sysbenchPointSelect(
   time: number,
   events?: number,
 ): Sample {
-  const args = [
-    'oltp_point_select',
-    ...sysbenchDbArgs(parseTarget(url)),
-    '--tables=1',
-    `--table-size=${size}`,
-  ];
+  return sysbenchRun('oltp_point_select', url, n, size, time, events);
+}
+
+/** sysbench's `workload` (oltp_point_select, oltp_read_only, …) on sbtest1 with `n` threads. */
+export function sysbenchRun(
+  workload: string,
+  url: string,
+  n: number,
+  size: number,
+  time: number,
+  events?: number,
+): Sample {
+  const args = [workload, ...sysbenchDbArgs(parseTarget(url)), '--tables=1', `--table-size=${size}`];
   // `events`: stop after that many events in all, with no time limit (a run that measures start-up)
   const limit = events === undefined ? [`--time=${time}`] : [`--events=${events}`, '--time=0'];
   const r = timed('sysbench', [...args, `--threads=${n}`, ...limit, 'run']);

@@ -281,6 +281,18 @@ test('mysql wire: COM_STMT_EXECUTE sends parameter types once, again only when t
   assert.deepEqual([...bare], [10, 0, 0, 0, 0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
 });
 
+test('mysql wire: an execution for a batch always carries the types, and so does the one after it', () => {
+  // a batch may end before an execution in it is sent (its first error): the server must never run one
+  // with types it did not get (MariaDB: 1210 "Incorrect arguments to mysqld_stmt_execute")
+  const enc = new ExecuteEncoder(5, 1);
+  assert.equal(enc.encode([1])[15], 1, 'the first: types');
+  assert.equal(enc.encode([2])[15], 0, 'the same types again: none');
+  assert.equal(enc.encode([3], true)[15], 1, 'batched: types');
+  assert.equal(enc.encode([4], true)[15], 1, 'batched again: types again');
+  assert.equal(enc.encode([5])[15], 1, 'after a batched one: types');
+  assert.equal(enc.encode([6])[15], 0, 'then none again');
+});
+
 test('mysql wire: the handshake response carries user, answer, database and plugin', () => {
   const caps =
     CLIENT_PROTOCOL_41 | CLIENT_PLUGIN_AUTH | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | CLIENT_CONNECT_WITH_DB;

@@ -658,6 +658,71 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): sequences failing in their middle count as the per-statement and JavaScript paths do`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-dup.ts');
+    const table = ['--table', `sequence_dup_${process.pid}`];
+    t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
+    const dup = driver === 'mysql' ? '1062' : '23505';
+    const out: Record<string, unknown> = {};
+    for (const [arm, env] of [
+      ['sequence', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+      ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
+      ['js', { DBSMACK_IO: 'js' }],
+    ] as const) {
+      const prep = await runCli(['prepare', mod, '--db', url, ...table]);
+      assert.equal(prep.code, 0, prep.stderr);
+      const r = await runCli(
+        [
+          'run',
+          mod,
+          '--db',
+          url,
+          ...table,
+          '--clients',
+          '2',
+          '--rounds',
+          '100',
+          '--ignore-errors',
+          dup,
+          '--format',
+          'json',
+        ],
+        { env },
+      );
+      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+      const res = JSON.parse(r.stdout) as RunResult;
+      // every 5th event fails at its third statement: 20 of each client's 100, skipped by --ignore-errors
+      assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
+      const byType = Object.fromEntries(Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]));
+      assert.deepEqual(
+        byType,
+        { select: [200, 0], insert: [200, 0], insert_late: [160, 40], insert_after: [160, 0] },
+        arm,
+      );
+      out[arm] = batchCounts(res);
+      // what the inserts wrote, doubles included: the server got the types each execution was sent with
+      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+      try {
+        const rows = await c.all(`SELECT COUNT(*) AS n, SUM(v) AS s FROM ${table[1]} WHERE id > 0`);
+        out[`${arm} rows`] = rows.map((x) => [Number(x.n), Number(x.s)]);
+      } finally {
+        await c.close();
+      }
+    }
+    assert.deepEqual(out.sequence, out.js);
+    assert.deepEqual(out['per statement'], out.js);
+    assert.deepEqual(out['sequence rows'], out['js rows']);
+    // each client: the insert in all 100 events (v = n: 5050), the other two in the 80 that do not fail
+    // (v = n: 4000; the last one n + 0.5 from 50 on, 40 of them: 4020)
+    assert.deepEqual(out['js rows'], [[2 * 260, 2 * (5050 + 4000 + 4020)]]);
+  });
+}
+
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
   if (!needNative(t)) return;
   const target = await needServer(t, 'mysql');

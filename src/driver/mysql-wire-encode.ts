@@ -199,7 +199,9 @@ const INT64_MAX = 0x7fffffffffffffffn;
 /**
  * COM_STMT_EXECUTE of one prepared statement, built straight into one buffer with binary parameters. It
  * keeps the parameter types last sent and sends them again only when they change (new-params-bound flag),
- * so it belongs to one statement on one connection.
+ * so it belongs to one statement on one connection. An execution encoded for a statement batch may never
+ * be sent (the batch ends at its first error), so it always carries the types, and so does the execution
+ * after it: the server then never runs one with types it did not get.
  */
 export class ExecuteEncoder {
   readonly statementId: number;
@@ -211,6 +213,8 @@ export class ExecuteEncoder {
   /** The text sent for parameters that go as strings (strings, dates, objects). */
   private readonly texts: string[];
   private bound = false;
+  /** The last execution encoded went into a batch: whether the server got its types is not known. */
+  private unsure = false;
   /** The whole packet of a statement without parameters. */
   private readonly bare: Buffer | undefined;
 
@@ -230,14 +234,18 @@ export class ExecuteEncoder {
     }
   }
 
-  /** The packet of one execution; `params` must hold exactly `this.params` values. */
-  encode(params: readonly unknown[] | undefined): Buffer {
+  /**
+   * The packet of one execution; `params` must hold exactly `this.params` values. `batched`: for a
+   * statement batch (Connection.runBatch), where it may not be sent.
+   */
+  encode(params: readonly unknown[] | undefined, batched = false): Buffer {
     const n = this.params;
     if (this.bare !== undefined) return this.bare;
     const ps = params as readonly unknown[];
     const types = this.types;
     const lengths = this.lengths;
-    let changed = !this.bound;
+    let changed = !this.bound || batched || this.unsure;
+    this.unsure = batched;
     let size = 0;
     for (let i = 0; i < n; i++) {
       const v = ps[i];

@@ -154,7 +154,7 @@ class NativeMysqlStatement implements PreparedStatement {
   encode(params?: readonly unknown[]): Uint8Array | undefined {
     const n = this.encoder.params;
     if (n > 0 && (params === undefined || params.length !== n)) return undefined;
-    return this.encoder.encode(params);
+    return this.encoder.encode(params, true);
   }
 
   async close(): Promise<void> {

@@ -102,6 +102,8 @@ const asKind = (e: DbError, kind: 'retryable' | 'fatal'): DbError =>
  */
 const BATCH_FIRST = 4;
 const BATCH_BUDGET_US = 50_000;
+/** A sequence's statements all run (runSequence): a budget no event reaches (1,000 s). */
+const SEQUENCE_BUDGET_US = 1e9;
 
 /**
  * Claim up to `most` of the run's `--events` (the workers' shared count): as many as are left, at most
@@ -195,6 +197,17 @@ export class Client implements ClientContext {
    * its own (nextEvent), then batches go on.
    */
   private unbatchable = false;
+  /** `runSequence`'s batch on the native core (made at its first use), its slots, and while in the core
+   * the statements recorded so far and its submit (epoch µs). */
+  private seq: StatementBatch | undefined;
+  private seqSlots: Int32Array | undefined;
+  private seqInFlight = false;
+  private seqNext = 0;
+  private seqT0 = 0;
+  /** Its harvest is registered (io.ts beforeFlush), once. */
+  private harvesting = false;
+  /** Whether sequences go to the core as batches (`?batch=off`, DBSMACK_BATCH=off: one at a time). */
+  private readonly sequences: boolean;
 
   constructor(
     w: WorkerState,
@@ -213,6 +226,7 @@ export class Client implements ClientContext {
     this.seed = w.plan.seed;
     this.random = new SeededRandom((w.plan.seed ^ Math.imul(id + 1, 0x9e3779b1)) >>> 0);
     this.dbDriver = driver;
+    this.sequences = batchingOf(target);
     this.target = target;
     this.conn = conn;
     this.connectMs = connectMs;
@@ -285,6 +299,89 @@ export class Client implements ClientContext {
     }
     this.statementDone(slot, t0, n);
     return n;
+  }
+
+  /**
+   * Declared statements in order, one at a time (ClientContext.runSequence). On the native core, those
+   * that are prepared go as one batch: one request and one completion for all, each still timed by the core
+   * where its bytes are sent and received, none started before the one before it is answered. A statement
+   * that must be prepared first is prepared here; one that cannot be encoded for a batch (or any, off the
+   * native core) and the ones after it run as `run` runs them.
+   */
+  async runSequence(items: readonly SingleStatement[]): Promise<void> {
+    let from = 0;
+    if (this.conn.runBatch !== undefined && items.length > 1 && this.sequences) {
+      for (const e of items) {
+        const s = e.statement;
+        if (!s.prepared || this.prepared[s.id] !== undefined) continue;
+        const slot = this.slots[s.id] as number;
+        try {
+          this.prepared[s.id] = await this.conn.prepare(s.sql);
+        } catch (err) {
+          this.statementFailed(slot);
+          throw err;
+        }
+      }
+      from = await this.sequenceBatch(items);
+    }
+    for (let i = from; i < items.length; i++) {
+      const e = items[i] as SingleStatement;
+      await this.run(e.statement, e.params);
+    }
+  }
+
+  /** The statements of `items` that encode for a batch, from the first, as one batch; returns how many ran. */
+  private async sequenceBatch(items: readonly SingleStatement[]): Promise<number> {
+    this.seq ??= new StatementBatch();
+    this.seqSlots ??= new Int32Array(BATCH_MAX);
+    if (!this.harvesting) {
+      this.harvesting = true;
+      beforeFlush(() => this.harvest());
+    }
+    const batch = this.seq;
+    const slots = this.seqSlots;
+    batch.reset();
+    const most = Math.min(items.length, BATCH_MAX);
+    for (let i = 0; i < most; i++) {
+      const e = items[i] as SingleStatement;
+      const bytes = e.statement.prepared ? this.prepared[e.statement.id]?.encode?.(e.params) : undefined;
+      if (bytes === undefined) break;
+      batch.add(bytes);
+      slots[i] = this.slots[e.statement.id] as number;
+    }
+    if (batch.count === 0) return 0;
+    // every statement of the event runs, however long it takes (the event is under way)
+    batch.budgetUs = SEQUENCE_BUDGET_US;
+    this.seqT0 = nowUs();
+    this.seqNext = 0;
+    this.seqInFlight = true;
+    try {
+      await (this.conn as Required<Connection>).runBatch(batch);
+    } finally {
+      this.seqInFlight = false;
+    }
+    const n = batch.done;
+    const ok = batch.error !== undefined ? n - 1 : n;
+    for (let i = this.seqNext; i < ok; i++) this.recordSequenced(batch, i, true);
+    if (batch.error !== undefined) {
+      this.statementFailed(slots[ok] as number);
+      throw batch.error;
+    }
+    return n;
+  }
+
+  /** Statement i of the sequence batch, as statementDone records a statement (`flushes`: see recordBatched). */
+  private recordSequenced(batch: StatementBatch, i: number, flushes: boolean): void {
+    const w = this.w;
+    if (this.measuring) {
+      const end = this.seqT0 + batch.endUs(i);
+      if (flushes && end >= w.nextBoundary) w.flush(end);
+      w.recorder.record((this.seqSlots as Int32Array)[i] as number, batch.latencyUs(i), batch.value(i));
+      this.stats.queries++;
+    } else {
+      w.warmup.queries++;
+    }
+    this.seqNext = i + 1;
   }
 
   async query(type: string, sql: string, params?: readonly unknown[]): Promise<number> {
@@ -424,7 +521,10 @@ export class Client implements ClientContext {
         : undefined;
     if (single !== undefined) {
       this.batch = new StatementBatch();
-      beforeFlush(() => this.harvest());
+      if (!this.harvesting) {
+        this.harvesting = true;
+        beforeFlush(() => this.harvest());
+      }
     }
     for (;;) {
       if (ctrl[CTRL_STOP] !== 0) break;
@@ -649,6 +749,17 @@ export class Client implements ClientContext {
    * completed before the boundary, so that they count in the interval they ended in.
    */
   private harvest(): void {
+    if (this.seqInFlight) {
+      const seq = this.seq as StatementBatch;
+      const boundary = this.w.nextBoundary;
+      const n = seq.done;
+      for (
+        let i = this.seqNext;
+        i < n && seq.status(i) === BATCH_OK && this.seqT0 + seq.endUs(i) < boundary;
+        i++
+      )
+        this.recordSequenced(seq, i, false);
+    }
     if (!this.batchInFlight) return;
     const batch = this.batch as StatementBatch;
     const boundary = this.w.nextBoundary;

@@ -49,6 +49,13 @@ export interface ClientContext {
   statement(type: string, sql: string, options?: StatementOptions): Statement;
   /** Run a declared statement; resolves to rows returned or affected. */
   run(stmt: Statement, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Run declared statements in order, one at a time, each timed and recorded as `run` records it; rejects
+   * with the first error (the statements after it are not run). On the native I/O core the prepared ones go
+   * to the core as one request, so the client wakes once for all of them instead of once for each: for the
+   * statements of an event that do not depend on each other's results (sysbench's transactions).
+   */
+  runSequence(statements: readonly SingleStatement[]): Promise<void>;
   /** Run ad-hoc SQL with the text protocol, recorded under `type`. */
   query(type: string, sql: string, params?: readonly unknown[]): Promise<number>;
   /** Run SQL and return its rows, recorded under `type`. */

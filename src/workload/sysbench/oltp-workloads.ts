@@ -52,28 +52,36 @@ function checkAll(ctx: AdminContext, name: string): Promise<void> {
 const READS = ['point_selects', 'simple_ranges', 'sum_ranges', 'order_ranges', 'distinct_ranges'] as const;
 const WRITES = ['index_updates', 'non_index_updates', 'deletes', 'inserts'] as const;
 
+// A transaction's body is one sequence (ClientContext.runSequence): drawn whole in sysbench's order, run
+// one statement at a time; under BEGIN and COMMIT of their own, as sysbench sends them.
 export const oltpReadOnly = oltp('oltp_read_only', READS, async (c) => {
   await c.begin();
-  await c.pointSelects();
-  await c.rangeSelects();
+  await c.run((out) => {
+    c.drawPointSelects(out);
+    c.drawRangeSelects(out);
+  });
   await c.commit();
 });
 
 export const oltpReadWrite = oltp('oltp_read_write', [...READS, ...WRITES], async (c) => {
   await c.begin();
-  await c.pointSelects();
-  await c.rangeSelects();
-  await c.indexUpdates();
-  await c.nonIndexUpdates();
-  await c.deleteInserts();
+  await c.run((out) => {
+    c.drawPointSelects(out);
+    c.drawRangeSelects(out);
+    c.drawIndexUpdates(out);
+    c.drawNonIndexUpdates(out);
+    c.drawDeleteInserts(out);
+  });
   await c.commit();
 });
 
 export const oltpWriteOnly = oltp('oltp_write_only', WRITES, async (c) => {
   await c.begin();
-  await c.indexUpdates();
-  await c.nonIndexUpdates();
-  await c.deleteInserts();
+  await c.run((out) => {
+    c.drawIndexUpdates(out);
+    c.drawNonIndexUpdates(out);
+    c.drawDeleteInserts(out);
+  });
   await c.commit();
 });
 

@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs } from './args.ts';
-import { sysbenchPointSelect } from './tools.ts';
+import { sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -134,7 +134,7 @@ if (values.child !== undefined) {
         }
         if (values.sysbench) {
           const url = kind === 'mysql' ? (values.mysql as string) : (values.pg as string);
-          const s = sysbenchPointSelect(url, clients, 100000, TIME);
+          const s = sysbenchRun('oltp_point_select', url, clients, 100000, TIME);
           console.log(
             `${kind} clients=${clients} sysbench: ${Math.round(s.qps)} q/s, ${((s.cpuS * 1e6) / s.queries).toFixed(1)} µs CPU/query`,
           );

@@ -18,7 +18,7 @@
 import net from 'node:net';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs } from './args.ts';
-import { sysbenchPointSelect } from './tools.ts';
+import { sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -318,7 +318,7 @@ for (const n of (values.clients as string).split(',').map(Number)) {
     for (let i = 0; i < Number(values.repeat); i++) {
       ours.push(await floor(url, n));
       if (values.sysbench) {
-        const r = sysbenchPointSelect(url, n, SIZE, TIME);
+        const r = sysbenchRun('oltp_point_select', url, n, SIZE, TIME);
         peer.push({ qps: r.qps, usPerQuery: (r.cpuS * 1e6) / r.queries });
       }
     }

@@ -59,7 +59,6 @@ import {
   type Sample as PeerSample,
   pgConn,
   serverCpuS,
-  sysbenchPointSelect,
   sysbenchRun,
   timed,
 } from './tools.ts';
@@ -286,7 +285,7 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => sysbenchPointSelect(url, n, SIZE, TIME, once ? n : undefined),
+      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined),
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
@@ -297,7 +296,7 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => sysbenchPointSelect(url, n, SIZE, TIME, once ? n : undefined),
+      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined),
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }

@@ -80,16 +80,6 @@ export function must(re: RegExp, text: string, what: string): number {
 }
 
 /** `sysbench oltp_point_select run` on sbtest1 (`size` rows) with `n` threads for `time` seconds. */
-export function sysbenchPointSelect(
-  url: string,
-  n: number,
-  size: number,
-  time: number,
-  events?: number,
-): Sample {
-  return sysbenchRun('oltp_point_select', url, n, size, time, events);
-}
-
 /** sysbench's `workload` (oltp_point_select, oltp_read_only, …) on sbtest1 with `n` threads. */
 export function sysbenchRun(
   workload: string,

@@ -579,6 +579,34 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+/** The three I/O arms a module's counts are compared across: batches on the core, one at a time on it, JS. */
+const ARMS = [
+  ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
+  ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
+  ['js', { DBSMACK_IO: 'js' }],
+] as const;
+
+/**
+ * `mod` prepared afresh on `table`, then run by 2 clients for `rounds` rounds with the duplicate key of
+ * `driver` ignored, under one arm's environment: its result.
+ */
+async function ignoringDuplicates(
+  driver: 'mysql' | 'postgres',
+  url: string,
+  mod: string,
+  table: string[],
+  rounds: number,
+  [arm, env]: (typeof ARMS)[number],
+): Promise<RunResult> {
+  const prep = await runCli(['prepare', mod, '--db', url, ...table]);
+  assert.equal(prep.code, 0, prep.stderr);
+  const dup = driver === 'mysql' ? '1062' : '23505';
+  const args = ['--clients', '2', '--rounds', String(rounds), '--ignore-errors', dup, '--format', 'json'];
+  const r = await runCli(['run', mod, '--db', url, ...table, ...args], { env });
+  assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as RunResult;
+}
+
 for (const driver of ['mysql', 'postgres'] as const) {
   test(`native io (${driver}): errors in the middle of batches take the error policy as on the other paths`, async (t) => {
     if (!needNative(t)) return;
@@ -588,36 +616,11 @@ for (const driver of ['mysql', 'postgres'] as const) {
     const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'single-dup.ts');
     const table = ['--table', `single_dup_${process.pid}`];
     t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
-    const dup = driver === 'mysql' ? '1062' : '23505';
     const out: Record<string, unknown> = {};
-    for (const [arm, env] of [
-      ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
-      ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
-      ['js', { DBSMACK_IO: 'js' }],
-    ] as const) {
-      const prep = await runCli(['prepare', mod, '--db', url, ...table]);
-      assert.equal(prep.code, 0, prep.stderr);
+    for (const a of ARMS) {
+      const [arm, env] = a;
       // skipped by --ignore-errors: every 7th event of each client fails and the run goes on
-      const r = await runCli(
-        [
-          'run',
-          mod,
-          '--db',
-          url,
-          ...table,
-          '--clients',
-          '2',
-          '--rounds',
-          '300',
-          '--ignore-errors',
-          dup,
-          '--format',
-          'json',
-        ],
-        { env },
-      );
-      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
-      const res = JSON.parse(r.stdout) as RunResult;
+      const res = await ignoringDuplicates(driver, url, mod, table, 300, a);
       out[arm] = { ...(batchCounts(res) as object), errorCodes: res.errors.map((e) => [e.code, e.count]) };
       assert.equal(res.totals.errors, 2 * Math.floor(300 / 7), arm);
       // not ignored: the first one stops the run, as on the per-statement path
@@ -667,35 +670,10 @@ for (const driver of ['mysql', 'postgres'] as const) {
     const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-dup.ts');
     const table = ['--table', `sequence_dup_${process.pid}`];
     t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
-    const dup = driver === 'mysql' ? '1062' : '23505';
     const out: Record<string, unknown> = {};
-    for (const [arm, env] of [
-      ['sequence', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
-      ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
-      ['js', { DBSMACK_IO: 'js' }],
-    ] as const) {
-      const prep = await runCli(['prepare', mod, '--db', url, ...table]);
-      assert.equal(prep.code, 0, prep.stderr);
-      const r = await runCli(
-        [
-          'run',
-          mod,
-          '--db',
-          url,
-          ...table,
-          '--clients',
-          '2',
-          '--rounds',
-          '100',
-          '--ignore-errors',
-          dup,
-          '--format',
-          'json',
-        ],
-        { env },
-      );
-      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
-      const res = JSON.parse(r.stdout) as RunResult;
+    for (const a of ARMS) {
+      const arm = a[0];
+      const res = await ignoringDuplicates(driver, url, mod, table, 100, a);
       // every 5th event fails at its third statement: 20 of each client's 100, skipped by --ignore-errors
       assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
       const byType = Object.fromEntries(Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]));
@@ -714,9 +692,9 @@ for (const driver of ['mysql', 'postgres'] as const) {
         await c.close();
       }
     }
-    assert.deepEqual(out.sequence, out.js);
+    assert.deepEqual(out.batch, out.js);
     assert.deepEqual(out['per statement'], out.js);
-    assert.deepEqual(out['sequence rows'], out['js rows']);
+    assert.deepEqual(out['batch rows'], out['js rows']);
     // each client: the insert in all 100 events (v = n: 5050), the other two in the 80 that do not fail
     // (v = n: 4000; the last one n + 0.5 from 50 on, 40 of them: 4020)
     assert.deepEqual(out['js rows'], [[2 * 260, 2 * (5050 + 4000 + 4020)]]);

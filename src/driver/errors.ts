@@ -27,9 +27,11 @@ export class DbError extends Error {
   static stacks = false;
 
   constructor(kind: ErrorKind, code: string, message: string, sqlState?: string) {
+    // the message first: nothing that can throw runs while the limit is lowered
+    const text = redactSecrets(message);
     const limit = Error.stackTraceLimit;
     if (!DbError.stacks) Error.stackTraceLimit = 0;
-    super(redactSecrets(message));
+    super(text);
     Error.stackTraceLimit = limit;
     this.kind = kind;
     this.code = code;

@@ -106,6 +106,17 @@ const BATCH_BUDGET_US = 50_000;
 const SEQUENCE_BUDGET_US = 1e9;
 
 /**
+ * The statements of a batch in flight, from `from`, that completed without error before `boundary` (epoch
+ * µs; `t0` the batch's submit): the end of that run of them.
+ */
+function doneBefore(batch: StatementBatch, from: number, t0: number, boundary: number): number {
+  const n = batch.done;
+  let i = from;
+  while (i < n && batch.status(i) === BATCH_OK && t0 + batch.endUs(i) < boundary) i++;
+  return i;
+}
+
+/**
  * Claim up to `most` of the run's `--events` (the workers' shared count): as many as are left, at most
  * `most`, 0 when none are. Unlike an add it never takes the count past the limit, so that a batch that
  * runs fewer than it claimed can give the rest back to whoever goes on.
@@ -275,18 +286,7 @@ export class Client implements ClientContext {
   private async runAsync(stmt: Statement, params?: readonly unknown[]): Promise<number> {
     const slot = this.slots[stmt.id] as number;
     let p: PreparedStatement | undefined;
-    if (stmt.prepared) {
-      p = this.prepared[stmt.id];
-      if (p === undefined) {
-        try {
-          p = await this.conn.prepare(stmt.sql);
-        } catch (e) {
-          this.statementFailed(slot);
-          throw e;
-        }
-        this.prepared[stmt.id] = p;
-      }
-    }
+    if (stmt.prepared) p = this.prepared[stmt.id] ?? (await this.prepareOn(stmt));
     const t0 = nowUs();
     let n: number;
     try {
@@ -301,6 +301,19 @@ export class Client implements ClientContext {
     return n;
   }
 
+  /** Prepare `stmt` on this connection (a failure counts as an error of its type). */
+  private async prepareOn(stmt: Statement): Promise<PreparedStatement> {
+    let p: PreparedStatement;
+    try {
+      p = await this.conn.prepare(stmt.sql);
+    } catch (e) {
+      this.statementFailed(this.slots[stmt.id] as number);
+      throw e;
+    }
+    this.prepared[stmt.id] = p;
+    return p;
+  }
+
   /**
    * Declared statements in order, one at a time (ClientContext.runSequence). On the native core, those
    * that are prepared go as one batch: one request and one completion for all, each still timed by the core
@@ -311,17 +324,9 @@ export class Client implements ClientContext {
   async runSequence(items: readonly SingleStatement[]): Promise<void> {
     let from = 0;
     if (this.conn.runBatch !== undefined && items.length > 1 && this.sequences) {
-      for (const e of items) {
-        const s = e.statement;
-        if (!s.prepared || this.prepared[s.id] !== undefined) continue;
-        const slot = this.slots[s.id] as number;
-        try {
-          this.prepared[s.id] = await this.conn.prepare(s.sql);
-        } catch (err) {
-          this.statementFailed(slot);
-          throw err;
-        }
-      }
+      for (const e of items)
+        if (e.statement.prepared && this.prepared[e.statement.id] === undefined)
+          await this.prepareOn(e.statement);
       from = await this.sequenceBatch(items);
     }
     for (let i = from; i < items.length; i++) {
@@ -749,27 +754,17 @@ export class Client implements ClientContext {
    * completed before the boundary, so that they count in the interval they ended in.
    */
   private harvest(): void {
+    const boundary = this.w.nextBoundary;
     if (this.seqInFlight) {
       const seq = this.seq as StatementBatch;
-      const boundary = this.w.nextBoundary;
-      const n = seq.done;
-      for (
-        let i = this.seqNext;
-        i < n && seq.status(i) === BATCH_OK && this.seqT0 + seq.endUs(i) < boundary;
-        i++
-      )
-        this.recordSequenced(seq, i, false);
+      const end = doneBefore(seq, this.seqNext, this.seqT0, boundary);
+      for (let i = this.seqNext; i < end; i++) this.recordSequenced(seq, i, false);
     }
     if (!this.batchInFlight) return;
     const batch = this.batch as StatementBatch;
-    const boundary = this.w.nextBoundary;
-    let i = this.batchNext;
-    const n = batch.done;
-    while (i < n && batch.status(i) === BATCH_OK && this.batchT0 + batch.endUs(i) < boundary) {
-      this.recordBatched(batch, i, false);
-      i++;
-    }
-    this.batchNext = i;
+    const end = doneBefore(batch, this.batchNext, this.batchT0, boundary);
+    for (let i = this.batchNext; i < end; i++) this.recordBatched(batch, i, false);
+    this.batchNext = end;
   }
 
   /**

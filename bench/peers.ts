@@ -6,6 +6,8 @@
  *     of 16 statements, each a round trip of its own (the per-statement path, not statement batches)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
+ *   - (`--only pgbench-tpcb`) pgbench's default script (TPC-B, seven statements a transaction) with `-M prepared`
+ *     vs `dbsmack pgbench` with the same command line; its figures are per transaction
  *   - `select1` on SQLite in-process vs a bare better-sqlite3 loop running the same statement
  *
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
@@ -29,7 +31,7 @@
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
- *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro,pgbench-tpcb] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
  *        environment variables and with those options, after the same peer run: `--variant
@@ -91,6 +93,7 @@ const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'sqlite',
   'mysql-ro',
   'postgres-ro',
+  'pgbench-tpcb',
 ]);
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 /**
@@ -154,15 +157,29 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
  * The command line of pgbench's select-only run with `n` clients, the same for pgbench and `dbsmack pgbench`:
  * for TIME seconds, or (`once`) one transaction per client.
  */
-function pgbenchSelectArgs(n: number, once: boolean): string[] {
+function pgbenchArgs(script: PgbenchScript, n: number, once: boolean): string[] {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
   const limit = once ? ['-t', '1'] : ['-T', String(TIME)];
-  return ['-S', '-M', 'prepared', '-n', '-c', String(n), '-j', String(jobs), ...limit];
+  return [
+    ...(script === 'select' ? ['-S'] : []),
+    '-M',
+    'prepared',
+    '-n',
+    '-c',
+    String(n),
+    '-j',
+    String(jobs),
+    ...limit,
+  ];
 }
 
-function pgbench(url: string, n: number, once = false): Sample {
+/** pgbench's built-in scripts the pairs run: `-S` (one point select) or its default, TPC-B (seven statements). */
+type PgbenchScript = 'select' | 'tpcb';
+
+/** Its figures count transactions (for -S, one query each). */
+function pgbench(url: string, n: number, script: PgbenchScript, once = false): Sample {
   const t = parseTarget(url);
-  const args = pgbenchSelectArgs(n, once);
+  const args = pgbenchArgs(script, n, once);
   const r = timed('pgbench', [...args, ...pgConn(t), t.database ?? 'test']);
   return {
     queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
@@ -175,9 +192,12 @@ function pgbench(url: string, n: number, once = false): Sample {
 const inPgbenchWords = (args: string[]): string[] =>
   args.flatMap((a) => (a === '--workers' ? ['-j'] : a.startsWith('--workers=') ? ['-j', a.slice(10)] : [a]));
 
-/** `dbsmack pgbench` with pgbench's own arguments: its select-only script through dbsmack's script runner. */
-function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sample {
-  const args = pgbenchSelectArgs(n, once);
+/**
+ * `dbsmack pgbench` with pgbench's own arguments: its built-in script through dbsmack's script runner. Counted
+ * per transaction, as pgbench's figures are.
+ */
+function dbsmackPgbench(url: string, n: number, script: PgbenchScript, v: Variant, once = false): Sample {
+  const args = pgbenchArgs(script, n, once);
   const r = timed(
     process.execPath,
     [
@@ -194,14 +214,14 @@ function dbsmackPgbench(url: string, n: number, v: Variant, once = false): Sampl
     v.env,
   );
   const res = JSON.parse(r.stdout) as {
-    totals: { queries: number; qps: number };
+    totals: { queries: number; events: number; eps: number };
     client_cpu: { us_per_query: number };
   };
   return {
-    queries: res.totals.queries,
-    qps: res.totals.qps,
+    queries: res.totals.events,
+    qps: res.totals.eps,
     cpuS: r.cpuS,
-    runUs: res.client_cpu.us_per_query,
+    runUs: (res.client_cpu.us_per_query * res.totals.queries) / Math.max(1, res.totals.events),
   };
 }
 
@@ -323,7 +343,7 @@ for (const n of CLIENTS) {
       peer: 'pgbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => pgbench(url, n, once),
+      runPeer: (once) => pgbench(url, n, 'select', once),
       runDbsmack: (v, once) =>
         dbsmack(v, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1'], once),
     });
@@ -332,8 +352,21 @@ for (const n of CLIENTS) {
       peer: 'pgbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => pgbench(url, n, once),
-      runDbsmack: (v, once) => dbsmackPgbench(url, n, v, once),
+      runPeer: (once) => pgbench(url, n, 'select', once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'select', v, once),
+    });
+  }
+  // pgbench's default script (TPC-B): BEGIN, three updates, a select, an insert, END, each its own round trip;
+  // figures per transaction
+  if (ONLY.has('pgbench-tpcb')) {
+    const url = values.pg as string;
+    pairs.push({
+      name: 'postgres pgbench TPC-B (per transaction)',
+      peer: 'pgbench',
+      clients: n,
+      server: localServer(url),
+      runPeer: (once) => pgbench(url, n, 'tpcb', once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'tpcb', v, once),
     });
   }
 }
@@ -350,7 +383,7 @@ if (ONLY.has('sqlite')) {
 
 if (ONLY.has('mysql') || ONLY.has('mysql-ro')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
 if (ONLY.has('postgres') || ONLY.has('postgres-ro')) ensureSbtest(parseTarget(values.pg as string), SIZE);
-if (ONLY.has('pgbench')) ensurePgbench(values.pg as string);
+if (ONLY.has('pgbench') || ONLY.has('pgbench-tpcb')) ensurePgbench(values.pg as string);
 
 /**
  * One short run of each dbsmack command the pairs use, before any is measured: the first run of a kind
@@ -368,6 +401,8 @@ function warmUp(): void {
     runs.push(['run', path.join(ROOT, 'bench', 'pgbench-select.ts'), '--db', values.pg as string, ...short]);
     runs.push(['pgbench', '-S', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
   }
+  if (ONLY.has('pgbench-tpcb'))
+    runs.push(['pgbench', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
   if (ONLY.has('sqlite'))
     runs.push(['run', 'select1', '--db', `sqlite:${path.join(TMP, 'warm.sqlite')}`, ...short]);
   for (const args of runs) {

@@ -215,6 +215,8 @@ export class Client implements ClientContext {
   private seqInFlight = false;
   private seqNext = 0;
   private seqT0 = 0;
+  /** ClientContext.sequenceIndex. */
+  sequenceIndex = 0;
   /** Its harvest is registered (io.ts beforeFlush), once. */
   private harvesting = false;
   /** Whether sequences go to the core as batches (`?batch=off`, DBSMACK_BATCH=off: one at a time). */
@@ -322,21 +324,41 @@ export class Client implements ClientContext {
    * native core) and the ones after it run as `run` runs them.
    */
   async runSequence(items: readonly SingleStatement[]): Promise<void> {
+    const n = items.length;
     let from = 0;
-    if (this.conn.runBatch !== undefined && items.length > 1 && this.sequences) {
-      for (const e of items)
-        if (e.statement.prepared && this.prepared[e.statement.id] === undefined)
-          await this.prepareOn(e.statement);
-      from = await this.sequenceBatch(items);
+    // a statement that cannot be prepared fails where it stands, after the ones before it ran
+    let end = n;
+    let failure: unknown;
+    if (this.conn.runBatch !== undefined && n > 1 && this.sequences) {
+      for (let i = 0; i < n; i++) {
+        const s = (items[i] as SingleStatement).statement;
+        if (s.prepared && this.prepared[s.id] === undefined) {
+          try {
+            await this.prepareOn(s);
+          } catch (e) {
+            failure = e;
+            end = i;
+            break;
+          }
+        }
+      }
+      this.sequenceIndex = 0;
+      if (end > 1) from = await this.sequenceBatch(items, end);
     }
-    for (let i = from; i < items.length; i++) {
+    for (let i = from; i < end; i++) {
       const e = items[i] as SingleStatement;
+      this.sequenceIndex = i;
       await this.run(e.statement, e.params);
     }
+    this.sequenceIndex = end;
+    if (end < n) throw failure;
   }
 
-  /** The statements of `items` that encode for a batch, from the first, as one batch; returns how many ran. */
-  private async sequenceBatch(items: readonly SingleStatement[]): Promise<number> {
+  /**
+   * The first `count` statements of `items`, as far as they encode for a batch, as one batch; returns how
+   * many ran.
+   */
+  private async sequenceBatch(items: readonly SingleStatement[], count: number): Promise<number> {
     this.seq ??= new StatementBatch();
     this.seqSlots ??= new Int32Array(BATCH_MAX);
     if (!this.harvesting) {
@@ -346,7 +368,7 @@ export class Client implements ClientContext {
     const batch = this.seq;
     const slots = this.seqSlots;
     batch.reset();
-    const most = Math.min(items.length, BATCH_MAX);
+    const most = Math.min(count, BATCH_MAX);
     for (let i = 0; i < most; i++) {
       const e = items[i] as SingleStatement;
       const bytes = e.statement.prepared ? this.prepared[e.statement.id]?.encode?.(e.params) : undefined;
@@ -370,6 +392,7 @@ export class Client implements ClientContext {
     for (let i = this.seqNext; i < ok; i++) this.recordSequenced(batch, i, true);
     if (batch.error !== undefined) {
       this.statementFailed(slots[ok] as number);
+      this.sequenceIndex = ok;
       throw batch.error;
     }
     return n;

@@ -56,6 +56,11 @@ export interface ClientContext {
    * statements of an event that do not depend on each other's results (sysbench's transactions).
    */
   runSequence(statements: readonly SingleStatement[]): Promise<void>;
+  /**
+   * Where the last `runSequence` ended: after it rejects, the index of the statement whose prepare or run
+   * failed (those before it ran); after it resolves, the number of statements.
+   */
+  readonly sequenceIndex: number;
   /** Run ad-hoc SQL with the text protocol, recorded under `type`. */
   query(type: string, sql: string, params?: readonly unknown[]): Promise<number>;
   /** Run SQL and return its rows, recorded under `type`. */

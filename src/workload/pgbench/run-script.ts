@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { DbError } from '../../driver/errors.ts';
 import { BATCH_MAX } from '../../driver/statement-batch.ts';
 import { nowUs } from '../../metrics/clock.ts';
-import type { ClientContext, ClientHandler, Statement } from '../types.ts';
+import type { ClientContext, ClientHandler, SingleStatement, Statement } from '../types.ts';
 import type { EvalEnv } from './evaluate.ts';
 import type { PgPrng } from './prng.ts';
 import {
@@ -88,6 +88,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   }
   for (const s of scripts)
     for (const c of s.commands) if (c.kind === 'sql') sqlText.set(c, placeholderSql(c.template, ctx.driver));
+  const sequences = mode === 'prepared' ? scripts.map(sequencesOf) : undefined;
 
   let current = 0;
   const saved: number[] = rng.save();
@@ -285,15 +286,51 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     }
   };
 
+  /** A transaction boundary the script has passed. */
+  const passed = (c: SqlCommand): void => {
+    if (c.tx === 'begin') inTx = true;
+    else if (c.tx === 'end') inTx = false;
+  };
+
+  /**
+   * SQL commands `from` to `to` (excluded), one after the other, as one `runSequence`: on the native core one
+   * wake-up of this client for all of them. As when each is sent alone, a failure ends it at the failed one.
+   */
+  const sequence = async (cmds: Command[], from: number, to: number): Promise<void> => {
+    const items: SingleStatement[] = [];
+    for (let i = from; i < to; i++) {
+      const c = cmds[i] as SqlCommand;
+      items.push({ statement: statements.get(c.type) as Statement, params: params(c) });
+    }
+    try {
+      await ctx.runSequence(items);
+    } catch (e) {
+      const at = from + ctx.sequenceIndex;
+      for (let i = from; i < at; i++) passed(cmds[i] as SqlCommand);
+      const c = cmds[at] as SqlCommand;
+      commandNo = c.index;
+      failedCommand = c;
+      throw sqlError(c, e);
+    }
+    for (let i = from; i < to; i++) passed(cmds[i] as SqlCommand);
+  };
+
   const runScript = async (s: Script): Promise<void> => {
     const cmds = s.commands;
     const n = cmds.length;
+    const ends = sequences?.[current];
     let pipeline: Promise<unknown>[] | undefined;
     let pc = 0;
     while (pc < n) {
       const c = cmds[pc] as Command;
       commandNo = c.index;
       if (c.kind === 'sql') {
+        const end = ends === undefined || pipeline !== undefined ? 0 : (ends[pc] as number);
+        if (end > pc + 1) {
+          await sequence(cmds, pc, end);
+          pc = end;
+          continue;
+        }
         if (pipeline !== undefined) {
           if (c.store !== undefined) {
             throw abort(
@@ -313,8 +350,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
             throw sqlError(c, e);
           }
         }
-        if (c.tx === 'begin') inTx = true;
-        else if (c.tx === 'end') inTx = false;
+        passed(c);
         pc++;
         continue;
       }
@@ -459,6 +495,23 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     return sqlError(only, error);
   };
   return handler;
+}
+
+/**
+ * For each command of a script run with prepared statements, where the run of SQL commands that starts there
+ * ends (the index after its last; 0 where none starts): SQL commands one after the other that store nothing
+ * (\gset, \aset) and are not compound, so that none depends on another's result and each is one prepared
+ * statement. The runner sends such a run as one sequence (ClientContext.runSequence), as pgbench sends its
+ * commands: each after the one before it is answered.
+ */
+export function sequencesOf(script: Script): Int32Array {
+  const cmds = script.commands;
+  const ends = new Int32Array(cmds.length);
+  const plain = (c: Command | undefined): boolean =>
+    c !== undefined && c.kind === 'sql' && c.store === undefined && !c.compound;
+  for (let i = cmds.length - 1; i >= 0; i--)
+    if (plain(cmds[i])) ends[i] = plain(cmds[i + 1]) ? (ends[i + 1] as number) : i + 1;
+  return ends;
 }
 
 /**

@@ -27,6 +27,7 @@ export {
   uniqueSequence,
 } from './workload/distributions.ts';
 export type {
+  AdhocQuery,
   AdminContext,
   ClientContext,
   ClientHandler,

@@ -670,34 +670,40 @@ for (const driver of ['mysql', 'postgres'] as const) {
     const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-dup.ts');
     const table = ['--table', `sequence_dup_${process.pid}`];
     t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
-    const out: Record<string, unknown> = {};
-    for (const a of ARMS) {
-      const arm = a[0];
-      const res = await ignoringDuplicates(driver, url, mod, table, 100, a);
-      // every 5th event fails at its third statement: 20 of each client's 100, skipped by --ignore-errors
-      assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
-      const byType = Object.fromEntries(Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]));
-      assert.deepEqual(
-        byType,
-        { select: [200, 0], insert: [200, 0], insert_late: [160, 40], insert_after: [160, 0] },
-        arm,
-      );
-      out[arm] = batchCounts(res);
-      // what the inserts wrote, doubles included: the server got the types each execution was sent with
-      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
-      try {
-        const rows = await c.all(`SELECT COUNT(*) AS n, SUM(v) AS s FROM ${table[1]} WHERE id > 0`);
-        out[`${arm} rows`] = rows.map((x) => [Number(x.n), Number(x.s)]);
-      } finally {
-        await c.close();
+    // prepared statements (ctx.runSequence), then the same as text queries (ctx.querySequence)
+    for (const text of ['off', 'on']) {
+      const out: Record<string, unknown> = {};
+      for (const a of ARMS) {
+        const arm = `${a[0]}${text === 'on' ? ', text' : ''}`;
+        const res = await ignoringDuplicates(driver, url, mod, [...table, '--text', text], 100, a);
+        // every 5th event fails at its third statement: 20 of each client's 100, skipped by --ignore-errors
+        assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
+        const byType = Object.fromEntries(
+          Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]),
+        );
+        assert.deepEqual(
+          byType,
+          { select: [200, 0], insert: [200, 0], insert_late: [160, 40], insert_after: [160, 0] },
+          arm,
+        );
+        out[arm] = batchCounts(res);
+        // what the inserts wrote, doubles included: the server got the types each execution was sent with
+        const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+        try {
+          const rows = await c.all(`SELECT COUNT(*) AS n, SUM(v) AS s FROM ${table[1]} WHERE id > 0`);
+          out[`${arm} rows`] = rows.map((x) => [Number(x.n), Number(x.s)]);
+        } finally {
+          await c.close();
+        }
       }
+      const armOf = (name: string): string => `${name}${text === 'on' ? ', text' : ''}`;
+      assert.deepEqual(out[armOf('batch')], out[armOf('js')]);
+      assert.deepEqual(out[armOf('per statement')], out[armOf('js')]);
+      assert.deepEqual(out[`${armOf('batch')} rows`], out[`${armOf('js')} rows`]);
+      // each client: the insert in all 100 events (v = n: 5050), the other two in the 80 that do not fail
+      // (v = n: 4000; the last one n + 0.5 from 50 on, 40 of them: 4020)
+      assert.deepEqual(out[`${armOf('js')} rows`], [[2 * 260, 2 * (5050 + 4000 + 4020)]]);
     }
-    assert.deepEqual(out.batch, out.js);
-    assert.deepEqual(out['per statement'], out.js);
-    assert.deepEqual(out['batch rows'], out['js rows']);
-    // each client: the insert in all 100 events (v = n: 5050), the other two in the 80 that do not fail
-    // (v = n: 4000; the last one n + 0.5 from 50 on, 40 of them: 4020)
-    assert.deepEqual(out['js rows'], [[2 * 260, 2 * (5050 + 4000 + 4020)]]);
   });
 }
 

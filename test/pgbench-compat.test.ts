@@ -646,7 +646,7 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
   }
 });
 
-test("statements one after the other as one sequence (-M prepared): a failure in their middle is pgbench's, its retry too", async (t) => {
+test("statements one after the other as one sequence (-M prepared, -M simple): a failure in their middle is pgbench's, its retry too", async (t) => {
   const s = await setup(t);
   if (!s) return;
   // as above: f() logs the value it got, and fails the first time a client gets a multiple of 4 with a
@@ -672,7 +672,7 @@ test("statements one after the other as one sequence (-M prepared): a failure in
     file,
     '\\set x random(1, 1000000)\nBEGIN;\nSELECT 1;\nSELECT f(:client_id, :x);\nSELECT 2;\nEND;\n',
   );
-  const args = ['-n', '-M', 'prepared', '-c', '2', '-t', '200', '--random-seed=11', '-f', file];
+  const args = ['-n', '-c', '2', '-t', '200', '--random-seed=11', '-f', file];
   const drawn = async (): Promise<string> => {
     const rows = await s.conn.all(
       "select cid, string_agg(x::text, ',' order by id) as xs from drawn group by cid order by cid",
@@ -682,65 +682,84 @@ test("statements one after the other as one sequence (-M prepared): a failure in
     await s.conn.query('alter sequence flip_1 restart');
     return JSON.stringify(rows);
   };
-  // retried: the same values committed, the same retries
-  const retry = [...args, '--max-tries=3'];
-  const theirs = await runPgbench(s.target, retry);
-  assert.equal(theirs.code, 0, theirs.stderr);
-  const expected = await drawn();
-  const retries = reportValue(theirs.stdout, 'total number of retries:');
-  assert.ok(Number(retries) > 10, theirs.stdout);
-  for (const batch of ['on', 'off']) {
-    const ours = await runCli(['pgbench', ...retry, '--no-history'], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 0, ours.stderr);
-    assert.equal(await drawn(), expected, `batches ${batch}: another sequence of values`);
-    assert.equal(reportValue(ours.stdout, 'total number of retries:'), retries, `batches ${batch}`);
-    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '400/400');
-  }
-  // not retried: the failures counted on the command that failed (-r), the transaction rolled back, so that
-  // the next one starts clean
-  const failing = [...args, '-r'];
-  const pgb = await runPgbench(s.target, failing);
-  assert.equal(pgb.code, 0, pgb.stderr);
-  const failedTx = reportValue(pgb.stdout, 'number of failed transactions:');
-  await drawn();
-  for (const batch of ['on', 'off']) {
-    const ours = await runCli(['pgbench', ...failing, '--no-history'], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 0, ours.stderr);
-    await drawn();
-    assert.equal(reportValue(ours.stdout, 'number of failed transactions:'), failedTx, `batches ${batch}`);
-    const failed = Number(failedTx?.split(' ')[0]);
-    assert.ok(failed > 10, ours.stdout);
-    assert.match(
-      ours.stdout,
-      new RegExp(`^ +\\d+\\.\\d{3} +${failed}  SELECT f\\(`, 'm'),
-      `batches ${batch}`,
-    );
-    assert.match(ours.stdout, /^ +\d+\.\d{3} +0 {2}SELECT 2;?$/m, `batches ${batch}`);
-  }
-
-  // a duplicate key in the middle aborts the client with pgbench's message naming that command, after the
-  // same transactions
   await s.conn.query('create table uniq (x int primary key)');
-  const dup = path.join(dir, 'dup.sql');
-  writeFileSync(
-    dup,
-    '\\set x random(1, 40)\nBEGIN;\nSELECT 1;\nINSERT INTO uniq VALUES (:x);\nSELECT 2;\nEND;\n',
-  );
-  const dupArgs = ['-n', '-M', 'prepared', '-c', '1', '-t', '100', '--random-seed=3', '-f', dup];
-  const aborted = await runPgbench(s.target, dupArgs);
-  const processed = reportValue(aborted.stdout, 'number of transactions actually processed:');
-  assert.match(aborted.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
-  for (const batch of ['on', 'off']) {
+  for (const mode of ['prepared', 'simple']) {
+    // retried: the same values committed, the same retries
+    const retry = [...args, '-M', mode, '--max-tries=3'];
+    const theirs = await runPgbench(s.target, retry);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    const expected = await drawn();
+    const retries = reportValue(theirs.stdout, 'total number of retries:');
+    assert.ok(Number(retries) > 10, theirs.stdout);
+    for (const batch of ['on', 'off']) {
+      const ours = await runCli(['pgbench', ...retry, '--no-history'], {
+        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+      });
+      assert.equal(ours.code, 0, ours.stderr);
+      assert.equal(await drawn(), expected, `${mode}, batches ${batch}: another sequence of values`);
+      assert.equal(
+        reportValue(ours.stdout, 'total number of retries:'),
+        retries,
+        `${mode}, batches ${batch}`,
+      );
+      assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '400/400');
+    }
+    // not retried: the failures counted on the command that failed (-r), the transaction rolled back, so that
+    // the next one starts clean
+    const failing = [...args, '-M', mode, '-r'];
+    const pgb = await runPgbench(s.target, failing);
+    assert.equal(pgb.code, 0, pgb.stderr);
+    const failedTx = reportValue(pgb.stdout, 'number of failed transactions:');
+    await drawn();
+    for (const batch of ['on', 'off']) {
+      const ours = await runCli(['pgbench', ...failing, '--no-history'], {
+        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+      });
+      assert.equal(ours.code, 0, ours.stderr);
+      await drawn();
+      assert.equal(
+        reportValue(ours.stdout, 'number of failed transactions:'),
+        failedTx,
+        `${mode}, batches ${batch}`,
+      );
+      const failed = Number(failedTx?.split(' ')[0]);
+      assert.ok(failed > 10, ours.stdout);
+      assert.match(
+        ours.stdout,
+        new RegExp(`^ +\\d+\\.\\d{3} +${failed}  SELECT f\\(`, 'm'),
+        `${mode}, batches ${batch}`,
+      );
+      assert.match(ours.stdout, /^ +\d+\.\d{3} +0 {2}SELECT 2;?$/m, `${mode}, batches ${batch}`);
+      // each statement timed under its own command
+      for (const command of ['BEGIN', 'SELECT 1', 'SELECT f(', 'SELECT 2', 'END']) {
+        const line = ours.stdout.split('\n').find((l) => l.includes(`  ${command}`));
+        assert.ok(
+          line !== undefined && Number(line.trim().split(/ +/)[0]) > 0,
+          `${mode}, ${command}: ${line}`,
+        );
+      }
+    }
+
+    // a duplicate key in the middle aborts the client with pgbench's message naming that command, after the
+    // same transactions
+    const dup = path.join(dir, 'dup.sql');
+    writeFileSync(
+      dup,
+      '\\set x random(1, 40)\nBEGIN;\nSELECT 1;\nINSERT INTO uniq VALUES (:x);\nSELECT 2;\nEND;\n',
+    );
+    const dupArgs = ['-n', '-M', mode, '-c', '1', '-t', '100', '--random-seed=3', '-f', dup];
     await s.conn.query('truncate uniq');
-    const ours = await runCli(['pgbench', ...dupArgs, '--no-history'], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 4, ours.stderr);
-    assert.match(ours.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
-    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
+    const aborted = await runPgbench(s.target, dupArgs);
+    const processed = reportValue(aborted.stdout, 'number of transactions actually processed:');
+    assert.match(aborted.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
+    for (const batch of ['on', 'off']) {
+      await s.conn.query('truncate uniq');
+      const ours = await runCli(['pgbench', ...dupArgs, '--no-history'], {
+        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+      });
+      assert.equal(ours.code, 4, ours.stderr);
+      assert.match(ours.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
+      assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
+    }
   }
 });

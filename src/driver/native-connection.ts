@@ -98,13 +98,15 @@ export abstract class NativeRequests implements CompletionSink {
   /** The request kind and flags of a prepared statement's execution (what a batch is made of). */
   protected abstract readonly batchKind: number;
   protected abstract readonly batchFlags: number;
+  /** The flags of a text query's (a batch of `encodeQuery`'s). */
+  protected abstract readonly textFlags: number;
 
   /**
    * Run a batch of encoded executions one after another (see statement-batch.ts); resolves when it ends,
    * with its results in the batch and its error, if any, in `batch.error` (the connection lost: also every
    * later request's). Only when nothing is in flight (the engine's closed loop).
    */
-  runBatch(batch: StatementBatch): Promise<void> {
+  runBatch(batch: StatementBatch, text = false): Promise<void> {
     if (this.dead !== null) {
       batch.failFirst(ST_LOST, this.dead);
       return Promise.resolve();
@@ -122,7 +124,7 @@ export abstract class NativeRequests implements CompletionSink {
       batch.offsets,
       batch.count,
       this.batchKind,
-      this.batchFlags,
+      text ? this.textFlags : this.batchFlags,
       batch.results,
       batch.budgetUs,
     );

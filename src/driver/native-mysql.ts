@@ -52,6 +52,7 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   private readonly cacheMetadata: boolean;
   protected readonly batchKind = K_MY_RESULT;
   protected readonly batchFlags = 0;
+  protected readonly textFlags = 0;
 
   constructor(lean: LeanMysqlConnection) {
     super(socketFd(lean.socket), P_MYSQL, coreOptionsOf(lean));
@@ -82,6 +83,10 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   /** Run a statement's packet; resolves to rows of the result set(s) or affected rows. */
   run(packet: Buffer): Promise<number> {
     return this.request(packet, K_MY_RESULT, 0, W_COUNT) as Promise<number>;
+  }
+
+  encodeQuery(sql: string): Uint8Array {
+    return textCommand(COM_QUERY, sql);
   }
 
   query(sql: string, params?: readonly unknown[]): Promise<number> {

@@ -56,6 +56,8 @@ class NativePgConnection extends NativeRequests implements Connection {
   private statementSeq = 0;
   protected readonly batchKind = K_PG;
   protected readonly batchFlags = F_PG_EXT;
+  // a simple Query ends at its ReadyForQuery without a Sync (a COPY refusal sends none)
+  protected readonly textFlags = 0;
 
   constructor(lean: LeanPgConnection) {
     super(socketFd(lean.socket), P_PG, 0);
@@ -88,6 +90,10 @@ class NativePgConnection extends NativeRequests implements Connection {
       F_PG_EXT,
       W_COUNT,
     ) as Promise<number>;
+  }
+
+  encodeQuery(sql: string): Uint8Array {
+    return queryMessage(sql);
   }
 
   query(sql: string, params?: readonly unknown[]): Promise<number> {

@@ -88,7 +88,12 @@ export interface Connection {
    * before is answered, in one call into the native I/O core: see statement-batch.ts. Only connections on
    * the native core have it.
    */
-  runBatch?(batch: import('./statement-batch.ts').StatementBatch): Promise<void>;
+  runBatch?(batch: import('./statement-batch.ts').StatementBatch, text?: boolean): Promise<void>;
+  /**
+   * One text query (as `query(sql)` sends it) encoded for `runBatch` with `text` set: a batch is either
+   * all executions or all text queries. Only connections on the native core have it.
+   */
+  encodeQuery?(sql: string): Uint8Array;
   /**
    * This connection's own connect and handshake, in milliseconds: from its socket's connect call to the
    * end of the handshake (MySQL's OK after authentication, PostgreSQL's ReadyForQuery; SQLite: opening the

@@ -11,6 +11,7 @@ import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary } from '../metrics/outcome.ts';
 import { SeededRandom } from '../seeded-random.ts';
 import type {
+  AdhocQuery,
   ClientContext,
   ClientHandler,
   SingleStatement,
@@ -359,15 +360,8 @@ export class Client implements ClientContext {
    * many ran.
    */
   private async sequenceBatch(items: readonly SingleStatement[], count: number): Promise<number> {
-    this.seq ??= new StatementBatch();
-    this.seqSlots ??= new Int32Array(BATCH_MAX);
-    if (!this.harvesting) {
-      this.harvesting = true;
-      beforeFlush(() => this.harvest());
-    }
-    const batch = this.seq;
-    const slots = this.seqSlots;
-    batch.reset();
+    const batch = this.sequenceReset();
+    const slots = this.seqSlots as Int32Array;
     const most = Math.min(count, BATCH_MAX);
     for (let i = 0; i < most; i++) {
       const e = items[i] as SingleStatement;
@@ -376,14 +370,32 @@ export class Client implements ClientContext {
       batch.add(bytes);
       slots[i] = this.slots[e.statement.id] as number;
     }
+    return this.sequenceRun(batch, false);
+  }
+
+  /** The sequence's batch, empty (made, with its slots and its harvest, at the first use). */
+  private sequenceReset(): StatementBatch {
+    this.seq ??= new StatementBatch();
+    this.seqSlots ??= new Int32Array(BATCH_MAX);
+    if (!this.harvesting) {
+      this.harvesting = true;
+      beforeFlush(() => this.harvest());
+    }
+    this.seq.reset();
+    return this.seq;
+  }
+
+  /** Run the sequence's batch (`text`: of text queries), record it; returns how many ran, or throws its error. */
+  private async sequenceRun(batch: StatementBatch, text: boolean): Promise<number> {
     if (batch.count === 0) return 0;
+    const slots = this.seqSlots as Int32Array;
     // every statement of the event runs, however long it takes (the event is under way)
     batch.budgetUs = SEQUENCE_BUDGET_US;
     this.seqT0 = nowUs();
     this.seqNext = 0;
     this.seqInFlight = true;
     try {
-      await (this.conn as Required<Connection>).runBatch(batch);
+      await (this.conn as Required<Connection>).runBatch(batch, text);
     } finally {
       this.seqInFlight = false;
     }
@@ -396,6 +408,35 @@ export class Client implements ClientContext {
       throw batch.error;
     }
     return n;
+  }
+
+  /**
+   * Text queries in order, one at a time (ClientContext.querySequence): on the native core as one batch, as
+   * `runSequence` runs prepared statements; elsewhere each as `query` runs it.
+   */
+  async querySequence(queries: readonly AdhocQuery[]): Promise<void> {
+    const n = queries.length;
+    for (const q of queries) if (typeof q?.sql !== 'string') throw notSql('querySequence', q?.sql);
+    let from = 0;
+    const conn = this.conn;
+    if (conn.runBatch !== undefined && conn.encodeQuery !== undefined && n > 1 && this.sequences) {
+      const batch = this.sequenceReset();
+      const slots = this.seqSlots as Int32Array;
+      const most = Math.min(n, BATCH_MAX);
+      for (let i = 0; i < most; i++) {
+        const q = queries[i] as AdhocQuery;
+        batch.add(conn.encodeQuery(q.sql));
+        slots[i] = this.adhocSlot(q.type, q.sql);
+      }
+      this.sequenceIndex = 0;
+      from = await this.sequenceRun(batch, true);
+    }
+    for (let i = from; i < n; i++) {
+      const q = queries[i] as AdhocQuery;
+      this.sequenceIndex = i;
+      await this.query(q.type, q.sql);
+    }
+    this.sequenceIndex = n;
   }
 
   /** Statement i of the sequence batch, as statementDone records a statement (`flushes`: see recordBatched). */

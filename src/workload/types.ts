@@ -57,7 +57,14 @@ export interface ClientContext {
    */
   runSequence(statements: readonly SingleStatement[]): Promise<void>;
   /**
-   * Where the last `runSequence` ended: after it rejects, the index of the statement whose prepare or run
+   * Run text queries in order, one at a time, each recorded under its type as `query` records it; rejects
+   * with the first error (the ones after it do not run). On the native I/O core they go as one request, as
+   * `runSequence`'s do: for queries of an event that do not depend on each other's results (pgbench's
+   * scripts under `-M simple`).
+   */
+  querySequence(queries: readonly AdhocQuery[]): Promise<void>;
+  /**
+   * Where the last `runSequence` or `querySequence` ended: after it rejects, the index of the statement whose prepare or run
    * failed (those before it ran); after it resolves, the number of statements.
    */
   readonly sequenceIndex: number;
@@ -139,6 +146,12 @@ export interface ClientHandler {
   /** Open a new connection for every event (pgbench -C); closing and opening it are timed apart from the event. */
   connectPerEvent?: boolean;
   close?(): Promise<void> | void;
+}
+
+/** One text query of `ClientContext.querySequence`: recorded under `type`. */
+export interface AdhocQuery {
+  readonly type: string;
+  readonly sql: string;
 }
 
 /** What `ClientHandler.single` draws for one event: the statement and its parameters. */

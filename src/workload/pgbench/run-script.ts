@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { DbError } from '../../driver/errors.ts';
 import { BATCH_MAX } from '../../driver/statement-batch.ts';
 import { nowUs } from '../../metrics/clock.ts';
-import type { ClientContext, ClientHandler, SingleStatement, Statement } from '../types.ts';
+import type { AdhocQuery, ClientContext, ClientHandler, SingleStatement, Statement } from '../types.ts';
 import type { EvalEnv } from './evaluate.ts';
 import type { PgPrng } from './prng.ts';
 import {
@@ -88,7 +88,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   }
   for (const s of scripts)
     for (const c of s.commands) if (c.kind === 'sql') sqlText.set(c, placeholderSql(c.template, ctx.driver));
-  const sequences = mode === 'prepared' ? scripts.map(sequencesOf) : undefined;
+  const sequences = mode === 'extended' ? undefined : scripts.map((s) => sequencesOf(s, mode));
 
   let current = 0;
   const saved: number[] = rng.save();
@@ -293,17 +293,27 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   };
 
   /**
-   * SQL commands `from` to `to` (excluded), one after the other, as one `runSequence`: on the native core one
-   * wake-up of this client for all of them. As when each is sent alone, a failure ends it at the failed one.
+   * SQL commands `from` to `to` (excluded), one after the other, as one `runSequence` (`-M prepared`) or
+   * `querySequence` (`-M simple`): on the native core one wake-up of this client for all of them. As when
+   * each is sent alone, a failure ends it at the failed one.
    */
   const sequence = async (cmds: Command[], from: number, to: number): Promise<void> => {
-    const items: SingleStatement[] = [];
-    for (let i = from; i < to; i++) {
-      const c = cmds[i] as SqlCommand;
-      items.push({ statement: statements.get(c.type) as Statement, params: params(c) });
-    }
     try {
-      await ctx.runSequence(items);
+      if (mode === 'simple') {
+        const queries: AdhocQuery[] = [];
+        for (let i = from; i < to; i++) {
+          const c = cmds[i] as SqlCommand;
+          queries.push({ type: c.type, sql: substituted(c) });
+        }
+        await ctx.querySequence(queries);
+      } else {
+        const items: SingleStatement[] = [];
+        for (let i = from; i < to; i++) {
+          const c = cmds[i] as SqlCommand;
+          items.push({ statement: statements.get(c.type) as Statement, params: params(c) });
+        }
+        await ctx.runSequence(items);
+      }
     } catch (e) {
       const at = from + ctx.sequenceIndex;
       for (let i = from; i < at; i++) passed(cmds[i] as SqlCommand);
@@ -498,17 +508,17 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
 }
 
 /**
- * For each command of a script run with prepared statements, where the run of SQL commands that starts there
- * ends (the index after its last; 0 where none starts): SQL commands one after the other that store nothing
- * (\gset, \aset) and are not compound, so that none depends on another's result and each is one prepared
- * statement. The runner sends such a run as one sequence (ClientContext.runSequence), as pgbench sends its
- * commands: each after the one before it is answered.
+ * For each command of a script, where the run of SQL commands that starts there ends (the index after its
+ * last; 0 where none starts): SQL commands one after the other that store nothing (\gset, \aset), so that
+ * none depends on another's result, and under `-M prepared` are not compound (each one prepared statement;
+ * a compound one fails there). The runner sends such a run as one sequence (ClientContext.runSequence, or
+ * querySequence under `-M simple`), as pgbench sends its commands: each after the one before it is answered.
  */
-export function sequencesOf(script: Script): Int32Array {
+export function sequencesOf(script: Script, mode: QueryMode): Int32Array {
   const cmds = script.commands;
   const ends = new Int32Array(cmds.length);
   const plain = (c: Command | undefined): boolean =>
-    c !== undefined && c.kind === 'sql' && c.store === undefined && !c.compound;
+    c !== undefined && c.kind === 'sql' && c.store === undefined && (mode === 'simple' || !c.compound);
   for (let i = cmds.length - 1; i >= 0; i--)
     if (plain(cmds[i])) ends[i] = plain(cmds[i + 1]) ? (ends[i + 1] as number) : i + 1;
   return ends;

@@ -6,8 +6,9 @@
  *     of 16 statements, each a round trip of its own (the per-statement path, not statement batches)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
- *   - (`--only pgbench-tpcb`) pgbench's default script (TPC-B, seven statements a transaction) with `-M prepared`
- *     vs `dbsmack pgbench` with the same command line; its figures are per transaction
+ *   - (`--only pgbench-tpcb`, `pgbench-tpcb-simple`) pgbench's default script (TPC-B, seven statements a
+ *     transaction) with `-M prepared`, or with pgbench's default `-M simple`, vs `dbsmack pgbench` with the
+ *     same command line; their figures are per transaction
  *   - `select1` on SQLite in-process vs a bare better-sqlite3 loop running the same statement
  *
  * For each it prints queries per second, the ratio dbsmack/peer, and the client CPU time per query of each,
@@ -31,7 +32,7 @@
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
- *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro,pgbench-tpcb] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro,pgbench-tpcb,pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
  *        environment variables and with those options, after the same peer run: `--variant
@@ -94,6 +95,7 @@ const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'mysql-ro',
   'postgres-ro',
   'pgbench-tpcb',
+  'pgbench-tpcb-simple',
 ]);
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 /**
@@ -160,21 +162,16 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
 function pgbenchArgs(script: PgbenchScript, n: number, once: boolean): string[] {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
   const limit = once ? ['-t', '1'] : ['-T', String(TIME)];
-  return [
-    ...(script === 'select' ? ['-S'] : []),
-    '-M',
-    'prepared',
-    '-n',
-    '-c',
-    String(n),
-    '-j',
-    String(jobs),
-    ...limit,
-  ];
+  const which = script === 'select' ? ['-S'] : [];
+  const mode = script === 'tpcb-simple' ? ['-M', 'simple'] : ['-M', 'prepared'];
+  return [...which, ...mode, '-n', '-c', String(n), '-j', String(jobs), ...limit];
 }
 
-/** pgbench's built-in scripts the pairs run: `-S` (one point select) or its default, TPC-B (seven statements). */
-type PgbenchScript = 'select' | 'tpcb';
+/**
+ * pgbench's built-in scripts the pairs run: `-S` (one point select) or its default, TPC-B (seven statements),
+ * with `-M prepared`, or TPC-B with pgbench's default `-M simple` (text queries).
+ */
+type PgbenchScript = 'select' | 'tpcb' | 'tpcb-simple';
 
 /** Its figures count transactions (for -S, one query each). */
 function pgbench(url: string, n: number, script: PgbenchScript, once = false): Sample {
@@ -358,15 +355,19 @@ for (const n of CLIENTS) {
   }
   // pgbench's default script (TPC-B): BEGIN, three updates, a select, an insert, END, each its own round trip;
   // figures per transaction
-  if (ONLY.has('pgbench-tpcb')) {
+  for (const [name, script] of [
+    ['pgbench-tpcb', 'tpcb'],
+    ['pgbench-tpcb-simple', 'tpcb-simple'],
+  ] as const) {
+    if (!ONLY.has(name)) continue;
     const url = values.pg as string;
     pairs.push({
-      name: 'postgres pgbench TPC-B (per transaction)',
+      name: `postgres pgbench TPC-B -M ${script === 'tpcb' ? 'prepared' : 'simple'} (per transaction)`,
       peer: 'pgbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => pgbench(url, n, 'tpcb', once),
-      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'tpcb', v, once),
+      runPeer: (once) => pgbench(url, n, script, once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, script, v, once),
     });
   }
 }
@@ -383,7 +384,8 @@ if (ONLY.has('sqlite')) {
 
 if (ONLY.has('mysql') || ONLY.has('mysql-ro')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
 if (ONLY.has('postgres') || ONLY.has('postgres-ro')) ensureSbtest(parseTarget(values.pg as string), SIZE);
-if (ONLY.has('pgbench') || ONLY.has('pgbench-tpcb')) ensurePgbench(values.pg as string);
+if (ONLY.has('pgbench') || ONLY.has('pgbench-tpcb') || ONLY.has('pgbench-tpcb-simple'))
+  ensurePgbench(values.pg as string);
 
 /**
  * One short run of each dbsmack command the pairs use, before any is measured: the first run of a kind
@@ -403,6 +405,8 @@ function warmUp(): void {
   }
   if (ONLY.has('pgbench-tpcb'))
     runs.push(['pgbench', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
+  if (ONLY.has('pgbench-tpcb-simple'))
+    runs.push(['pgbench', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
   if (ONLY.has('sqlite'))
     runs.push(['run', 'select1', '--db', `sqlite:${path.join(TMP, 'warm.sqlite')}`, ...short]);
   for (const args of runs) {

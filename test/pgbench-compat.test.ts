@@ -566,15 +566,17 @@ test('bad scripts: stopped before the run where pgbench stops them, clients abor
   }
 });
 
-test("batched transactions (-M prepared, one \\set-then-statement script): pgbench's random numbers, retries replay them, aborts as pgbench's", async (t) => {
-  const s = await setup(t);
-  if (!s) return;
-  // f() logs the value it got, except that the first time it gets a multiple of 4 in a client it fails with
-  // a serialization error (the sequences are not rolled back): the retry must bring the same value
-  await s.conn.query('create table drawn (id bigserial primary key, cid int, x bigint)');
-  await s.conn.query('create sequence flip_0');
-  await s.conn.query('create sequence flip_1');
-  await s.conn.query(
+/**
+ * A function f(cid, x) that logs the value it got in the table `drawn`, except that the first time a client
+ * gets a multiple of 4 it fails with a serialization error (the sequences it counts with are not rolled
+ * back), so that a retry must bring the same value. Returns a reader of what was logged, each client's
+ * values in order, which also empties the log and restarts the count.
+ */
+async function flipping(conn: Connection): Promise<() => Promise<string>> {
+  await conn.query('create table drawn (id bigserial primary key, cid int, x bigint)');
+  await conn.query('create sequence flip_0');
+  await conn.query('create sequence flip_1');
+  await conn.query(
     `create function f(cid int, x bigint) returns int language plpgsql as $$
      begin
        if x % 4 = 0 then
@@ -586,6 +588,22 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
        return 1;
      end $$`,
   );
+  return async () => {
+    const rows = await conn.all(
+      "select cid, string_agg(x::text, ',' order by id) as xs from drawn group by cid order by cid",
+    );
+    await conn.query('truncate drawn');
+    await conn.query('alter sequence flip_0 restart');
+    await conn.query('alter sequence flip_1 restart');
+    return JSON.stringify(rows);
+  };
+}
+
+test("batched transactions (-M prepared, one \\set-then-statement script): pgbench's random numbers, retries replay them, aborts as pgbench's", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  // f() (flipping) fails some transactions once: the retry must bring the same value
+  const drawn = await flipping(s.conn);
   const dir = tmpDir();
   const file = path.join(dir, 'draw.sql');
   writeFileSync(file, '\\set x random(1, 1000000)\nSELECT f(:client_id, :x);\n');
@@ -602,18 +620,9 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
     '-f',
     file,
   ];
-  const sequence = async (): Promise<string> => {
-    const rows = await s.conn.all(
-      "select cid, string_agg(x::text, ',' order by id) as xs from drawn group by cid order by cid",
-    );
-    await s.conn.query('truncate drawn');
-    await s.conn.query('alter sequence flip_0 restart');
-    await s.conn.query('alter sequence flip_1 restart');
-    return JSON.stringify(rows);
-  };
   const theirs = await runPgbench(s.target, args);
   assert.equal(theirs.code, 0, theirs.stderr);
-  const expected = await sequence();
+  const expected = await drawn();
   const retries = reportValue(theirs.stdout, 'total number of retries:');
   assert.ok(Number(retries) > 10, theirs.stdout);
   for (const batch of ['on', 'off']) {
@@ -621,7 +630,7 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
       env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
     });
     assert.equal(ours.code, 0, ours.stderr);
-    assert.equal(await sequence(), expected, `batches ${batch}: another sequence of values`);
+    assert.equal(await drawn(), expected, `batches ${batch}: another sequence of values`);
     assert.equal(reportValue(ours.stdout, 'total number of retries:'), retries, `batches ${batch}`);
     assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '600/600');
   }
@@ -649,23 +658,9 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
 test("statements one after the other as one sequence (-M prepared, -M simple): a failure in their middle is pgbench's, its retry too", async (t) => {
   const s = await setup(t);
   if (!s) return;
-  // as above: f() logs the value it got, and fails the first time a client gets a multiple of 4 with a
-  // serialization error; here it is the middle one of five statements run as one sequence
-  await s.conn.query('create table drawn (id bigserial primary key, cid int, x bigint)');
-  await s.conn.query('create sequence flip_0');
-  await s.conn.query('create sequence flip_1');
-  await s.conn.query(
-    `create function f(cid int, x bigint) returns int language plpgsql as $$
-     begin
-       if x % 4 = 0 then
-         if nextval('flip_' || cid) % 2 = 1 then
-           raise exception 'made to fail' using errcode = '40001';
-         end if;
-       end if;
-       insert into drawn (cid, x) values (cid, x);
-       return 1;
-     end $$`,
-  );
+  // f() (flipping) fails some transactions once; here it is the middle one of five statements run as one
+  // sequence
+  const drawn = await flipping(s.conn);
   const dir = tmpDir();
   const file = path.join(dir, 'middle.sql');
   writeFileSync(
@@ -673,15 +668,6 @@ test("statements one after the other as one sequence (-M prepared, -M simple): a
     '\\set x random(1, 1000000)\nBEGIN;\nSELECT 1;\nSELECT f(:client_id, :x);\nSELECT 2;\nEND;\n',
   );
   const args = ['-n', '-c', '2', '-t', '200', '--random-seed=11', '-f', file];
-  const drawn = async (): Promise<string> => {
-    const rows = await s.conn.all(
-      "select cid, string_agg(x::text, ',' order by id) as xs from drawn group by cid order by cid",
-    );
-    await s.conn.query('truncate drawn');
-    await s.conn.query('alter sequence flip_0 restart');
-    await s.conn.query('alter sequence flip_1 restart');
-    return JSON.stringify(rows);
-  };
   await s.conn.query('create table uniq (x int primary key)');
   for (const mode of ['prepared', 'simple']) {
     // retried: the same values committed, the same retries

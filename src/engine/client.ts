@@ -135,11 +135,11 @@ export function claimEvents(ctrl: Int32Array, events: number, most: number): num
  * A workload called `ctx.query` or `ctx.all` without its SQL (the type name first is easy to forget): said
  * in the workload's words rather than as whatever the driver trips over.
  */
-const notSql = (method: string, sql: unknown): DbError =>
+const notSql = (call: string, sql: unknown): DbError =>
   new DbError(
     'fatal',
     'BAD_CALL',
-    `ctx.${method}(type, sql, params?): the SQL must be a string, got ${sql === null ? 'null' : typeof sql}`,
+    `ctx.${call}: the SQL must be a string, got ${sql === null ? 'null' : typeof sql}`,
   );
 
 /** Settled promises of the row counts 0…63, shared by every synchronous statement (they cannot change). */
@@ -416,7 +416,14 @@ export class Client implements ClientContext {
    */
   async querySequence(queries: readonly AdhocQuery[]): Promise<void> {
     const n = queries.length;
-    for (const q of queries) if (typeof q?.sql !== 'string') throw notSql('querySequence', q?.sql);
+    // checked before any runs, on either path
+    for (let i = 0; i < n; i++) {
+      const sql = (queries[i] as AdhocQuery | undefined)?.sql;
+      if (typeof sql !== 'string') {
+        this.sequenceIndex = i;
+        throw notSql(`querySequence([{ type, sql }, …]), query ${i}`, sql);
+      }
+    }
     let from = 0;
     const conn = this.conn;
     if (conn.runBatch !== undefined && conn.encodeQuery !== undefined && n > 1 && this.sequences) {
@@ -454,7 +461,7 @@ export class Client implements ClientContext {
   }
 
   async query(type: string, sql: string, params?: readonly unknown[]): Promise<number> {
-    if (typeof sql !== 'string') throw notSql('query', sql);
+    if (typeof sql !== 'string') throw notSql('query(type, sql, params?)', sql);
     const slot = this.adhocSlot(type, sql);
     const t0 = nowUs();
     try {
@@ -468,7 +475,7 @@ export class Client implements ClientContext {
   }
 
   async all(type: string, sql: string, params?: readonly unknown[]): Promise<Row[]> {
-    if (typeof sql !== 'string') throw notSql('all', sql);
+    if (typeof sql !== 'string') throw notSql('all(type, sql, params?)', sql);
     const slot = this.adhocSlot(type, sql);
     const t0 = nowUs();
     try {

@@ -64,8 +64,8 @@ export interface ClientContext {
    */
   querySequence(queries: readonly AdhocQuery[]): Promise<void>;
   /**
-   * Where the last `runSequence` or `querySequence` ended: after it rejects, the index of the statement whose prepare or run
-   * failed (those before it ran); after it resolves, the number of statements.
+   * Where the last `runSequence` or `querySequence` ended: after it rejects, the index of the statement
+   * whose prepare or run failed (those before it ran); after it resolves, the number of statements.
    */
   readonly sequenceIndex: number;
   /** Run ad-hoc SQL with the text protocol, recorded under `type`. */

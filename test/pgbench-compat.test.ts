@@ -749,3 +749,63 @@ test("statements one after the other as one sequence (-M prepared, -M simple): a
     }
   }
 });
+
+test("a lost connection aborts the client as pgbench's does, in every path (one statement, a sequence, a batch)", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const dir = tmpDir();
+  // client 0 ends its own session in its third transaction (k counts them: variables live across a client's
+  // transactions), in the middle of three statements that run as one sequence under -M prepared and simple
+  const middle = path.join(dir, 'lost.sql');
+  writeFileSync(
+    middle,
+    '\\set k :k + 1\nSELECT 1;\nSELECT CASE WHEN :client_id = 0 AND :k = 3 THEN pg_terminate_backend(pg_backend_pid()) END;\nSELECT 2;\n',
+  );
+  const lost =
+    /client 0 script 0 aborted in command 2 query 0: FATAL: {2}terminating connection due to administrator command$/m;
+  for (const mode of ['prepared', 'simple', 'extended']) {
+    const args = ['-n', '-M', mode, '-c', '2', '-t', '5', '-D', 'k=0', '-f', middle];
+    const theirs = await runPgbench(s.target, args);
+    assert.match(theirs.stderr, lost, mode);
+    assert.equal(reportValue(theirs.stdout, 'number of transactions actually processed:'), '7/10', mode);
+    for (const batch of ['on', 'off']) {
+      const ours = await runCli(['pgbench', ...args, '--no-history', '-o', path.join(dir, 'r.json')], {
+        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+      });
+      const how = `${mode}, batches ${batch}`;
+      assert.equal(ours.code, 4, `${how}: ${ours.stderr}`);
+      assert.match(ours.stderr, lost, how);
+      assert.match(ours.stderr, /Run was aborted; the above results are incomplete/, how);
+      assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '7/10', how);
+      const result = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8'));
+      assert.equal(result.totals.reconnects ?? 0, 0, `${how}: the connection was opened again`);
+    }
+  }
+
+  // one \set and one statement under -M prepared: transactions run as statement batches; a session ended in
+  // the middle of a batch aborts its client after the same transactions as pgbench's
+  const one = path.join(dir, 'lost-one.sql');
+  writeFileSync(
+    one,
+    '\\set x random(1, 40)\nSELECT CASE WHEN :client_id = 0 AND :x = 17 THEN pg_terminate_backend(pg_backend_pid()) END;\n',
+  );
+  const args = ['-n', '-M', 'prepared', '-c', '2', '-t', '200', '--random-seed=5', '-f', one];
+  const theirs = await runPgbench(s.target, args);
+  const processed = reportValue(theirs.stdout, 'number of transactions actually processed:');
+  assert.match(
+    theirs.stderr,
+    /client 0 script 0 aborted in command 1 query 0: FATAL: {2}terminating connection/,
+  );
+  assert.notEqual(processed, '400/400');
+  for (const batch of ['on', 'off']) {
+    const ours = await runCli(['pgbench', ...args, '--no-history'], {
+      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 4, ours.stderr);
+    assert.match(
+      ours.stderr,
+      /client 0 script 0 aborted in command 1 query 0: FATAL: {2}terminating connection/,
+    );
+    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed, batch);
+  }
+});

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { DbError } from '../../driver/errors.ts';
 import { BATCH_MAX } from '../../driver/statement-batch.ts';
+import type { DriverName } from '../../driver/types.ts';
 import { nowUs } from '../../metrics/clock.ts';
 import type { AdhocQuery, ClientContext, ClientHandler, SingleStatement, Statement } from '../types.ts';
 import type { EvalEnv } from './evaluate.ts';
@@ -63,6 +64,20 @@ const execShell = (cmd: string): Promise<{ code: number; stdout: string }> =>
       resolve({ code, stdout: String(stdout) });
     });
   });
+
+/**
+ * What pgbench prints of a lost connection: the FATAL message the server sent before closing it (a session
+ * terminated or the server shutting down: 57P01, 57P02, 57P03), else libpq's words for a connection closed
+ * without one; on another server, the driver's message.
+ */
+export function lostConnection(e: DbError, driver: DriverName): string {
+  if (driver !== 'postgres') return e.message;
+  if (e.sqlState !== undefined && e.sqlState !== '') return `FATAL:  ${e.message}`;
+  return (
+    'server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n' +
+    '\tbefore or while processing the request.'
+  );
+}
 
 /** An error that aborts this client, with pgbench's wording. */
 function abort(message: string, sqlState?: string): DbError {
@@ -180,12 +195,13 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
 
   const sqlError = (c: SqlCommand, e: unknown): unknown => {
     if (!(e instanceof DbError)) return e;
-    if (e.kind === 'retryable' || e.kind === 'reconnect') return e;
+    if (e.kind === 'retryable') return e;
     if (e.code === 'PGBENCH_ABORT') return e;
-    return abort(
-      `client ${id} script ${current} aborted in command ${c.index} query 0: ERROR:  ${e.message}`,
-      e.sqlState,
-    );
+    const where = `client ${id} script ${current} aborted in command ${c.index} query 0: `;
+    // A lost connection aborts the client as pgbench's does (the engine would open it again and run the
+    // transaction once more), with what libpq says of it after the server's own FATAL, if it sent one.
+    if (e.kind === 'reconnect') return abort(`${where}${lostConnection(e, ctx.driver)}`, e.sqlState);
+    return abort(`${where}ERROR:  ${e.message}`, e.sqlState);
   };
 
   const metaFailed = (c: MetaCommand, e: unknown): DbError => {

@@ -66,14 +66,21 @@
 // woken by that answer keeps the pair on one CPU; PostgreSQL's backends answer faster than B's loop comes
 // round, and a thread per connection there wakes once per statement where B's loop collects several.
 // C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
-// So the default, design 3, chooses per batch (batchOnThread): D where the worker has one connection, and
-// for MySQL up to 8 per worker; B elsewhere. Against B, --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 /
-// 1.01 / 1.02, PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
+// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 up to 8 connections per
+// worker; B elsewhere; and a worker's only connection is read by the worker's thread (solo(), below).
+// Against B (when one connection was D), --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 / 1.01 / 1.02,
+// PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 // Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
 // their backends wake each other on the same CPU (1.25 wake-ups per query, 3 of 413,000 across CPUs); B in
 // a fast run, 1.09 per query, none across; D 1.45 per query, 24-39% of them across CPUs. Pinning each D
 // thread to a CPU (pthread_setaffinity_np, id modulo the CPUs) did not keep the backends with them: four
 // rounds at 8 clients, against B, MariaDB 1.04 and PostgreSQL 0.90 (D unpinned 1.02 and 0.96). Dropped.
+// Where the worker has one connection, design 3 now reads it with blocking recv() on the worker's own thread
+// (solo(), 2026-12-04), for single statements and batches alike: D's thread per batch without the hand-off.
+// pgbench's TPC-B, one client, 20 s runs alternated (perf stat, /usr/bin/time): context switches per
+// transaction 7.1 against D's 10.0 and pgbench's 7.0; system time 281-313 us a transaction against D's
+// 320-325 and pgbench's 311-322; whole CPU 368-430 against D's 419-430 (2 of 3 pairs lower). bench/peers
+// --clients 1 --repeat 3, against D: within this machine's noise (+-10-25%) either way.
 
 #include <node_api.h>
 #include <uv.h>
@@ -215,6 +222,9 @@ struct Conn {
   double bStart = 0;
   double bDeadline = 0;
 
+  // solo(): SO_RCVTIMEO is set on the descriptor (SOLO_SLICE_MS), so a blocking recv() returns in time.
+  bool sliced = false;
+
   // Design D: the batch runs on this connection's own thread (`threaded`, from submitBatch until wait()
   // hands its ST_BATCH completion over); the connection is out of the worker's epoll set meanwhile.
   bool threaded = false;
@@ -235,6 +245,7 @@ struct Core {
   int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection); 2: D (B + batches
                    // on a thread per connection); 3: B or D for each batch (batchOnThread, the default)
   int live = 0;    // connections open
+  Conn* only = nullptr;  // the connection, while exactly one is open (solo())
   int ep = -1;
   int uvFd = -1;
   uv_loop_t* loop = nullptr;  // the thread's libuv loop: its timers bound wait() (uvTimerLeftMs)
@@ -740,6 +751,49 @@ int uvTimerLeftMs() {
   return left > 0x7fffffff ? 0x7fffffff : static_cast<int>(left);
 }
 
+// Design 3, a worker with one connection (pgbench -c 1, or -c N -j N; the engine's --workers as many as the
+// clients): its request or batch in flight is read with a blocking recv() on this thread, as pgbench's and
+// sysbench's threads read theirs: no epoll_wait before each read (design B), and no hand-off of each batch to
+// a thread of its own and back (design D: two epoll_ctl, an eventfd write and read, a futex or three and two
+// context switches a batch). Both were the cost of short batches: pgbench's TPC-B, seven statements a
+// transaction, made ten context switches a transaction against pgbench's seven (see the README, Performance).
+// The descriptor is blocking in designs 2 and 3; SO_RCVTIMEO bounds each recv() to SOLO_SLICE_MS, after
+// which wait() looks at libuv's descriptor (a message from the main thread, a signal, an admin connection's
+// reply) and at its timeout: while a statement runs longer than that, the thread's JavaScript timers fire up
+// to a slice late (the deadline, progress lines; a schedule's lag is measured from the intended start
+// anyway). The slice is set once per connection, not per call (a system call each). At 2 ms the thread woke
+// about 125 times a second through a pg_sleep, 1.5% of a CPU; at 10 ms its CPU over 2 s of pg_sleep(0.5)
+// statements is D's (0.13-0.18 s user, start-up included, against 0.17-0.18).
+constexpr int SOLO_SLICE_MS = 10;
+
+Conn* solo() {
+  Conn* c = tcore->only;
+  if (tcore->design != 3 || c == nullptr || c->dead || c->threaded || !c->busy || !c->wq.empty()) return nullptr;
+  return c;
+}
+
+// One blocking read of the solo connection. False when the slice ended with nothing to read.
+bool soloRead(Conn* c) {
+  if (!c->sliced) {
+    timeval tv{0, SOLO_SLICE_MS * 1000};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    c->sliced = true;
+  }
+  for (;;) {
+    ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    double t = monoUs();
+    if (r <= 0) {
+      lost(c, r < 0 ? errno : 0, t);
+      return true;
+    }
+    received(c, readBuffer, static_cast<size_t>(r), t);
+    if (c->bAdvance) batchNext(c);
+    return true;
+  }
+}
+
 int waitB(int timeoutMs) {
   epoll_event evs[64];
   int timerMs = uvTimerLeftMs();
@@ -749,7 +803,10 @@ int waitB(int timeoutMs) {
     if (!tcore->ready.empty()) return 0;
     int left = static_cast<int>((until - monoUs()) / 1000.0 + 0.999);
     if (left < 0) left = 0;
-    int n = epoll_wait(tcore->ep, evs, 64, left);
+    Conn* one = left > 0 ? solo() : nullptr;
+    if (one != nullptr && soloRead(one)) continue;
+    // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
+    int n = epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;
@@ -778,7 +835,9 @@ int waitB(int timeoutMs) {
       }
       if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
     }
-    if (!tcore->ready.empty() || uv || n == 0) return 0;
+    if (!tcore->ready.empty() || uv) return 0;
+    // timed out; a solo slice that ended goes on reading until the timeout
+    if (n == 0 && one == nullptr) return 0;
   }
 }
 
@@ -834,10 +893,11 @@ void ioThread(Conn* c) {
 
 // Whether this batch runs on the connection's own thread (D) or from wait() on the worker's thread (B).
 // Design 3 chooses per batch, from what was measured (bench/peers --variant, six rounds, see the top of this
-// file): D where the worker has one connection (either protocol: 1.04-1.06 of B's q/s at 8-10% less client
-// CPU per query), and for MySQL up to MYSQL_THREADED connections (MariaDB at 4 per worker: 1.19 of B's q/s at
-// 9% less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at 4 per
-// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more).
+// file): D for MySQL from 2 up to MYSQL_THREADED connections (MariaDB at 4 per worker: 1.19 of B's q/s at 9%
+// less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at 4 per
+// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more). Not
+// where the worker has one connection: D was 1.04-1.06 of B's q/s there at 8-10% less client CPU per query,
+// and solo() now does D's reads without its hand-off.
 constexpr int MYSQL_THREADED = 8;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
@@ -847,7 +907,7 @@ bool batchOnThread(const Conn* c) {
   const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return core->live == 1 || (c->proto == P_MYSQL && core->live <= MYSQL_THREADED);
+  return c->proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
 #else
   (void)c;
   return false;
@@ -890,7 +950,8 @@ void batchThread(Conn* c) {
         continue;
       }
       ssize_t r = recv(c->fd, readBuffer, sizeof readBuffer, 0);
-      if (r < 0 && errno == EINTR) continue;
+      // (EAGAIN: the descriptor has solo()'s receive timeout, set while it was the worker's only one)
+      if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
       if (r <= 0) {
         lost(c, r < 0 ? errno : 0, monoUs());
         break;
@@ -1025,6 +1086,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
   fcntl(own, F_SETFL, tcore->design == 0 ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
   tcore->live++;
   Conn* c = new Conn();
+  tcore->only = tcore->live == 1 ? c : nullptr;
   c->core = tcore;
   c->fd = own;
   c->proto = intArg(env, argv[1]);
@@ -1265,6 +1327,10 @@ void closeConn(Conn* c) {
   core->conns[c->id] = nullptr;
   core->freeIds.push_back(c->id);
   core->live--;
+  core->only = nullptr;
+  if (core->live == 1)
+    for (Conn* o : core->conns)
+      if (o != nullptr) core->only = o;
   delete c;
 }
 

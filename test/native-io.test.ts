@@ -357,11 +357,13 @@ function batchOf(stmt: PreparedStatement, params: unknown[][], budgetUs = 1e6): 
   return b;
 }
 
-// Both ways the core runs a batch: from the worker's epoll_wait (B) and on the connection's own thread (D);
-// the default chooses between them per batch (one connection: D).
+// The ways the core runs a batch: from the worker's epoll_wait (B), on the connection's own thread (D), and
+// (the default, 3, where the worker has one connection, as here: the test's other connection is on the
+// JavaScript path) with blocking reads on the worker's thread, in slices that let its event loop run.
 const DESIGNS = [
   ['epoll', 0],
   ['thread', 2],
+  ['one connection', 3],
 ] as const;
 
 /** Run the test's native connections on `design`, and on the environment's design after it. */
@@ -383,7 +385,7 @@ for (const [how, design] of DESIGNS)
       try {
         assert.equal(typeof nat.runBatch, 'function');
         assert.equal(js.runBatch, undefined, 'only native connections batch');
-        assert.throws(() => useNativeDesign(2 - design), /init: connections are open/);
+        assert.throws(() => useNativeDesign(design === 0 ? 2 : 0), /init: connections are open/);
         await nat.query(`DROP TABLE IF EXISTS ${table}`);
         await nat.query(`CREATE TABLE ${table} (id INT PRIMARY KEY)`);
         const ins = await nat.prepare(`INSERT INTO ${table} (id) VALUES (?)`);

@@ -187,10 +187,11 @@ function schedulePump(): void {
 let design: number | undefined;
 
 /**
- * The core's design (native/dbsmack_io.cc, top comment): 3, the default, runs each statement batch either from
- * the worker's epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by
- * protocol and by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1
- * (A, no batches: kept for bench/native-floor) makes one design run everywhere, to measure it.
+ * The core's design (native/dbsmack_io.cc, top comment): 3, the default, reads a worker's only connection with
+ * blocking calls on the worker's thread, and otherwise runs each statement batch either from the worker's
+ * epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by protocol and
+ * by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1 (A, no
+ * batches: kept for bench/native-floor) makes one design run everywhere, to measure it.
  */
 function nativeDesign(): number {
   design ??= envDesign();

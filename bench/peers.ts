@@ -3,7 +3,7 @@
  *
  *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
  *   - (`--only mysql-ro,postgres-ro`) `sysbench oltp_read_only` vs `dbsmack run oltp_read_only`: transactions
- *     of 16 statements, each a round trip of its own (the per-statement path, not statement batches)
+ *     of 16 statements, each a round trip of its own (BEGIN, the body as one sequence: ctx.runSequence, COMMIT)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
  *   - (`--only pgbench-tpcb`, `pgbench-tpcb-simple`) pgbench's default script (TPC-B, seven statements a

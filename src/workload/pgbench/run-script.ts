@@ -199,7 +199,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     if (e.code === 'PGBENCH_ABORT') return e;
     const where = `client ${id} script ${current} aborted in command ${c.index} query 0: `;
     // A lost connection aborts the client as pgbench's does (the engine would open it again and run the
-    // transaction once more), with what libpq says of it after the server's own FATAL, if it sent one.
+    // transaction once more), with the server's FATAL message, or libpq's words when it sent none.
     if (e.kind === 'reconnect') return abort(`${where}${lostConnection(e, ctx.driver)}`, e.sqlState);
     return abort(`${where}ERROR:  ${e.message}`, e.sqlState);
   };

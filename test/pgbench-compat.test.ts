@@ -36,6 +36,36 @@ function dbsmack(target: Target, args: string[], cwd?: string) {
   return runCli(['pgbench', ...args], { env: pgEnv(target), ...(cwd ? { cwd } : {}) });
 }
 
+/**
+ * `args` run by pgbench, then by `dbsmack pgbench` with batches on and off (`reset` before each run): each
+ * aborts a client with `message` (dbsmack exits 4) after the same transactions. Returns pgbench's count.
+ */
+async function abortsAsPgbench(
+  target: Target,
+  args: string[],
+  message: RegExp,
+  reset?: () => Promise<unknown>,
+): Promise<string | undefined> {
+  await reset?.();
+  const theirs = await runPgbench(target, args);
+  const processed = reportValue(theirs.stdout, 'number of transactions actually processed:');
+  assert.match(theirs.stderr, message);
+  for (const batch of ['on', 'off']) {
+    await reset?.();
+    const ours = await runCli(['pgbench', ...args, '--no-history'], {
+      env: { ...pgEnv(target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 4, ours.stderr);
+    assert.match(ours.stderr, message, `batches ${batch}`);
+    assert.equal(
+      reportValue(ours.stdout, 'number of transactions actually processed:'),
+      processed,
+      `batches ${batch}`,
+    );
+  }
+  return processed;
+}
+
 async function one(conn: Connection, sql: string): Promise<string> {
   const rows = await conn.all(sql);
   return String(Object.values(rows[0] ?? {})[0]);
@@ -641,18 +671,12 @@ test("batched transactions (-M prepared, one \\set-then-statement script): pgben
   const dup = path.join(dir, 'dup.sql');
   writeFileSync(dup, '\\set x random(1, 40)\nINSERT INTO uniq VALUES (:x);\n');
   const dupArgs = ['-n', '-M', 'prepared', '-c', '1', '-t', '100', '--random-seed=3', '-f', dup];
-  const pgb = await runPgbench(s.target, dupArgs);
-  const processed = reportValue(pgb.stdout, 'number of transactions actually processed:');
-  assert.match(pgb.stderr, /client 0 script 0 aborted in command 1 query 0: ERROR: {2}duplicate key/);
-  for (const batch of ['on', 'off']) {
-    await s.conn.query('truncate uniq');
-    const ours = await runCli(['pgbench', ...dupArgs, '--no-history'], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 4, ours.stderr);
-    assert.match(ours.stderr, /client 0 script 0 aborted in command 1 query 0: ERROR: {2}duplicate key/);
-    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
-  }
+  await abortsAsPgbench(
+    s.target,
+    dupArgs,
+    /client 0 script 0 aborted in command 1 query 0: ERROR: {2}duplicate key/,
+    () => s.conn.query('truncate uniq'),
+  );
 });
 
 test("statements one after the other as one sequence (-M prepared, -M simple): a failure in their middle is pgbench's, its retry too", async (t) => {
@@ -734,19 +758,12 @@ test("statements one after the other as one sequence (-M prepared, -M simple): a
       '\\set x random(1, 40)\nBEGIN;\nSELECT 1;\nINSERT INTO uniq VALUES (:x);\nSELECT 2;\nEND;\n',
     );
     const dupArgs = ['-n', '-M', mode, '-c', '1', '-t', '100', '--random-seed=3', '-f', dup];
-    await s.conn.query('truncate uniq');
-    const aborted = await runPgbench(s.target, dupArgs);
-    const processed = reportValue(aborted.stdout, 'number of transactions actually processed:');
-    assert.match(aborted.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
-    for (const batch of ['on', 'off']) {
-      await s.conn.query('truncate uniq');
-      const ours = await runCli(['pgbench', ...dupArgs, '--no-history'], {
-        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-      });
-      assert.equal(ours.code, 4, ours.stderr);
-      assert.match(ours.stderr, /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/);
-      assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed);
-    }
+    await abortsAsPgbench(
+      s.target,
+      dupArgs,
+      /client 0 script 0 aborted in command 3 query 0: ERROR: {2}duplicate key/,
+      () => s.conn.query('truncate uniq'),
+    );
   }
 });
 
@@ -790,22 +807,10 @@ test("a lost connection aborts the client as pgbench's does, in every path (one 
     '\\set x random(1, 40)\nSELECT CASE WHEN :client_id = 0 AND :x = 17 THEN pg_terminate_backend(pg_backend_pid()) END;\n',
   );
   const args = ['-n', '-M', 'prepared', '-c', '2', '-t', '200', '--random-seed=5', '-f', one];
-  const theirs = await runPgbench(s.target, args);
-  const processed = reportValue(theirs.stdout, 'number of transactions actually processed:');
-  assert.match(
-    theirs.stderr,
+  const processed = await abortsAsPgbench(
+    s.target,
+    args,
     /client 0 script 0 aborted in command 1 query 0: FATAL: {2}terminating connection/,
   );
   assert.notEqual(processed, '400/400');
-  for (const batch of ['on', 'off']) {
-    const ours = await runCli(['pgbench', ...args, '--no-history'], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 4, ours.stderr);
-    assert.match(
-      ours.stderr,
-      /client 0 script 0 aborted in command 1 query 0: FATAL: {2}terminating connection/,
-    );
-    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), processed, batch);
-  }
 });

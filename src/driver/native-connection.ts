@@ -98,8 +98,6 @@ export abstract class NativeRequests implements CompletionSink {
   /** The request kind and flags of a prepared statement's execution (what a batch is made of). */
   protected abstract readonly batchKind: number;
   protected abstract readonly batchFlags: number;
-  /** The flags of a text query's (a batch of `encodeQuery`'s). */
-  protected abstract readonly textFlags: number;
 
   /**
    * Run a batch of encoded executions one after another (see statement-batch.ts); resolves when it ends,
@@ -124,7 +122,9 @@ export abstract class NativeRequests implements CompletionSink {
       batch.offsets,
       batch.count,
       this.batchKind,
-      text ? this.textFlags : this.batchFlags,
+      // text queries (`encodeQuery`'s) carry no flags on either protocol, as `query` sends them: a simple
+      // Query ends at its ReadyForQuery, with no Sync after a COPY refusal
+      text ? 0 : this.batchFlags,
       batch.results,
       batch.budgetUs,
     );

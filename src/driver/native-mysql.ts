@@ -52,7 +52,6 @@ class NativeMysqlConnection extends NativeRequests implements Connection {
   private readonly cacheMetadata: boolean;
   protected readonly batchKind = K_MY_RESULT;
   protected readonly batchFlags = 0;
-  protected readonly textFlags = 0;
 
   constructor(lean: LeanMysqlConnection) {
     super(socketFd(lean.socket), P_MYSQL, coreOptionsOf(lean));

@@ -56,8 +56,6 @@ class NativePgConnection extends NativeRequests implements Connection {
   private statementSeq = 0;
   protected readonly batchKind = K_PG;
   protected readonly batchFlags = F_PG_EXT;
-  // a simple Query ends at its ReadyForQuery without a Sync (a COPY refusal sends none)
-  protected readonly textFlags = 0;
 
   constructor(lean: LeanPgConnection) {
     super(socketFd(lean.socket), P_PG, 0);

@@ -244,12 +244,12 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     }
   };
 
-  const meta = async (
-    c: MetaCommand,
-    cmds: Command[],
-    pc: number,
-    pipeline: Promise<unknown>[] | undefined,
-  ): Promise<number> => {
+  /**
+   * A meta-command that needs no waiting (\set and the conditionals), run at once: where to go on, or -1 for
+   * one that waits (`meta`). Not an async function: TPC-B's four \set a transaction would each cost an
+   * async call and an await, a promise and a turn of the microtask queue.
+   */
+  const metaNow = (c: MetaCommand, cmds: Command[], pc: number): number => {
     switch (c.name) {
       case 'set':
         vars.set('set', c.variable as string, (c.expr as NonNullable<MetaCommand['expr']>)(env));
@@ -264,6 +264,18 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
         return (c.toEnd as number) + 1;
       case 'endif':
         return pc + 1;
+      default:
+        return -1;
+    }
+  };
+
+  /** The meta-commands that wait (\sleep, \shell, \setshell); the rest go through `metaNow`. */
+  const meta = async (
+    c: MetaCommand,
+    pc: number,
+    pipeline: Promise<unknown>[] | undefined,
+  ): Promise<number> => {
+    switch (c.name) {
       case 'sleep': {
         const { value, factor } = c.sleep as NonNullable<MetaCommand['sleep']>;
         let n: number;
@@ -401,7 +413,10 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
             throw bad.reason;
           }
           pc++;
-        } else pc = await meta(c, cmds, pc, pipeline);
+        } else {
+          const next = metaNow(c, cmds, pc);
+          pc = next >= 0 ? next : await meta(c, pc, pipeline);
+        }
       } catch (e) {
         if (e instanceof DbError && (e.kind !== 'fatal' || e.code === 'PGBENCH_ABORT')) throw e;
         throw metaFailed(c, e);

@@ -222,6 +222,14 @@ export class Client implements ClientContext {
   private harvesting = false;
   /** Whether sequences go to the core as batches (`?batch=off`, DBSMACK_BATCH=off: one at a time). */
   private readonly sequences: boolean;
+  /**
+   * ClientContext.cancelled: the run is stopping and this client's statement in flight was cancelled
+   * (`cancelInFlight`): the error that ends it is the stop's doing, not the server's, and is neither counted
+   * nor handed to the workload's error policy; the client leaves its loop. Nothing that ends after the
+   * cancel is counted: MySQL's SLEEP() and BENCHMARK() end early without an error when their query is
+   * killed, and a time cut short by the stop is not a measurement.
+   */
+  cancelled = false;
 
   constructor(
     w: WorkerState,
@@ -449,7 +457,9 @@ export class Client implements ClientContext {
   /** Statement i of the sequence batch, as statementDone records a statement (`flushes`: see recordBatched). */
   private recordSequenced(batch: StatementBatch, i: number, flushes: boolean): void {
     const w = this.w;
-    if (this.measuring) {
+    if (this.cancelled) {
+      // ended after the stop cancelled it (see `cancelled`): not counted
+    } else if (this.measuring) {
       const end = this.seqT0 + batch.endUs(i);
       if (flushes && end >= w.nextBoundary) w.flush(end);
       w.recorder.record((this.seqSlots as Int32Array)[i] as number, batch.latencyUs(i), batch.value(i));
@@ -550,6 +560,7 @@ export class Client implements ClientContext {
 
   private statementDone(slot: number, t0: number, rows: number): void {
     const t1 = nowUs();
+    if (this.cancelled) return; // a statement the stop cancelled may end without an error (MySQL's SLEEP)
     if (this.measuring) {
       // A statement that ended after the boundary closes the interval before it is counted, and an event is
       // counted before it closes one (eventDone): an event then falls in the interval of its last statement
@@ -564,7 +575,31 @@ export class Client implements ClientContext {
   }
 
   private statementFailed(slot: number): void {
-    if (this.measuring) this.w.recorder.typeError(slot);
+    if (this.measuring && !this.cancelled) this.w.recorder.typeError(slot);
+  }
+
+  /**
+   * The run is stopping (Ctrl-C, --exit-on-abort, a fatal error, a threshold) while this client is still in
+   * its event: cancel its statement in flight on the server, through a connection of its own (PostgreSQL
+   * `pg_cancel_backend`, MySQL `KILL QUERY`), so that a long statement does not hold the stop until the
+   * engine's grace gives up on the whole worker and loses what it measured. The statement then fails, and
+   * that failure is not counted (`cancelled`). False where there is nothing to cancel with (SQLite, a
+   * driver without a session id); a cancel that cannot connect leaves the grace to end the run.
+   */
+  async cancelInFlight(connectTimeoutMs: number): Promise<boolean> {
+    const sql = cancelStatement(this.driver, this.conn.sessionId);
+    if (sql === undefined || this.parked) return false;
+    this.cancelled = true;
+    let admin: Connection | undefined;
+    try {
+      admin = await this.dbDriver.connect(this.target, { connectTimeoutMs });
+      await admin.query(sql);
+    } catch {
+      // best effort: the statement may have ended, its session gone; the engine's grace still ends the run
+    } finally {
+      await admin?.close().catch(() => {});
+    }
+    return true;
   }
 
   // ---- the event loop -----------------------------------------------------------------------------
@@ -804,7 +839,9 @@ export class Client implements ClientContext {
   private recordBatched(batch: StatementBatch, i: number, flushes: boolean): void {
     const w = this.w;
     const end = this.batchT0 + batch.endUs(i);
-    if (this.measuring) {
+    if (this.cancelled) {
+      // ended after the stop cancelled it (see `cancelled`): not counted
+    } else if (this.measuring) {
       if (flushes && end >= w.nextBoundary) w.flush(end);
       w.recorder.record(this.batchSlots[i] as number, batch.latencyUs(i), batch.value(i));
       this.stats.queries++;
@@ -963,6 +1000,7 @@ export class Client implements ClientContext {
   /** Count a finished event: measured (busy time, latency, interval flush) or warm-up. */
   private eventDone(outcome: 'ok' | 'failed', busyUs: number, latencyUs: number, end: number): void {
     const w = this.w;
+    if (this.cancelled) return; // cut short by the stop's cancel: not counted
     if (this.measuring) {
       this.stats.busyUs += busyUs;
       if (outcome === 'ok') {
@@ -1029,6 +1067,8 @@ export class Client implements ClientContext {
         }
         return 'ok';
       } catch (e) {
+        // the stop cancelled the statement: not an error of the run, and the client stops
+        if (this.cancelled) return 'stop';
         const err = asDbError(e);
         if (err.kind === 'reconnect') {
           if (this.measuring) w.recorder.recordError(err, true);
@@ -1161,4 +1201,15 @@ export class Client implements ClientContext {
     if (this.conn.abort !== undefined) this.conn.abort();
     else void this.conn.close().catch(() => {});
   }
+}
+
+/**
+ * The statement that cancels what session `id` is running, from another connection to the same server:
+ * undefined where there is none (SQLite runs in-process; a driver that reports no session id).
+ */
+export function cancelStatement(driver: Target['driver'], id: number | undefined): string | undefined {
+  if (id === undefined || !Number.isInteger(id) || id <= 0) return undefined;
+  if (driver === 'postgres') return `SELECT pg_cancel_backend(${id})`;
+  if (driver === 'mysql') return `KILL QUERY ${id}`;
+  return undefined;
 }

@@ -82,6 +82,8 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
   let release: (() => void) | undefined;
   /** Flushes idle intervals while the clients run (onStart). */
   let flushTimer: NodeJS.Timeout | undefined;
+  /** Cancels the statements in flight once the run has been stopping a while (cancelOnStop). */
+  let cancelTimer: NodeJS.Timeout | undefined;
 
   port.on('message', (m: ToWorker) => {
     if (m.type === 'init') onInit(m).catch(host.fatal);
@@ -247,9 +249,19 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     // (through s.flush, which waits for the native core's batch of completions and takes in the statement
     // batches in flight first: io.ts).
     flushTimer = setInterval(() => s.flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
+    const inLoop = new Set(owned);
+    cancelTimer = setInterval(cancelOnStop(s.ctrl, inLoop, init.plan.connectTimeoutMs), CANCEL_TICK_MS);
     // each client that leaves its loop tells the main thread, whose grace for the run's end runs again
-    await Promise.all(owned.map((c) => c.loop().finally(() => Atomics.add(s.ctrl, CTRL_LEFT, 1))));
+    await Promise.all(
+      owned.map((c) =>
+        c.loop().finally(() => {
+          inLoop.delete(c);
+          Atomics.add(s.ctrl, CTRL_LEFT, 1);
+        }),
+      ),
+    );
     clearInterval(flushTimer);
+    clearInterval(cancelTimer);
     const end = nowUs();
     const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);
     flush(Math.min(end, s.endAt));
@@ -299,11 +311,45 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       if (state !== undefined) Atomics.store(state.ctrl, CTRL_STOP, 1);
       for (const c of owned) c.abort();
       clearInterval(flushTimer);
+      clearInterval(cancelTimer);
       release?.();
       port.close();
       finish();
     },
     finished,
+  };
+}
+
+/** How long after a stop a client still in its event has its statement cancelled (`cancelOnStop`). */
+const CANCEL_AFTER_US = 200_000;
+const CANCEL_TICK_MS = 100;
+
+/**
+ * Called every CANCEL_TICK_MS on the load thread: once the run has been stopping for CANCEL_AFTER_US (the engine's
+ * stop flag: Ctrl-C, --exit-on-abort, a fatal error, a threshold; not the deadline, after which events end
+ * as pgbench's and sysbench's do), the clients still in their loop have their statement in flight cancelled
+ * on the server (`Client.cancelInFlight`), again at each tick while one stays in, one cancel at a time per
+ * client. Statements that end within the 200 ms are left alone: a short one is not turned into an error.
+ */
+function cancelOnStop(ctrl: Int32Array, inLoop: ReadonlySet<Client>, connectTimeoutMs: number): () => void {
+  let stopSeenAt = 0;
+  const pending = new Set<Client>();
+  const none = new Set<Client>();
+  return () => {
+    if (ctrl[CTRL_STOP] === 0 || inLoop.size === 0) return;
+    const now = nowUs();
+    if (stopSeenAt === 0) stopSeenAt = now;
+    if (now - stopSeenAt < CANCEL_AFTER_US) return;
+    for (const c of inLoop) {
+      if (pending.has(c) || none.has(c)) continue;
+      pending.add(c);
+      void c
+        .cancelInFlight(Math.min(connectTimeoutMs, 2000))
+        .then((can) => {
+          if (!can) none.add(c);
+        })
+        .finally(() => pending.delete(c));
+    }
   };
 }
 

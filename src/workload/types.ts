@@ -80,6 +80,12 @@ export interface ClientContext {
   /** 1 on an event's first try; 2, 3 … when the engine runs it again after a retryable error or a reconnect. */
   readonly attempt: number;
   /**
+   * True once the run is stopping (Ctrl-C, a fatal error, --exit-on-abort) and the engine has cancelled this
+   * client's statement in flight on the server: the error that statement ends with is the stop's, not a
+   * failure to report (the engine neither counts it nor applies the error policy to it).
+   */
+  readonly cancelled: boolean;
+  /**
    * `--rate`: when the event in progress was due, in the microseconds of `metrics/clock.ts`'s `nowUs()`
    * (its latency runs from then); 0 in the closed loop.
    */

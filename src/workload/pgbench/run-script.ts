@@ -194,7 +194,8 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   };
 
   const sqlError = (c: SqlCommand, e: unknown): unknown => {
-    if (!(e instanceof DbError)) return e;
+    // cancelled by the run's stop (Ctrl-C): the engine drops it; not an abort of this client to print
+    if (!(e instanceof DbError) || ctx.cancelled) return e;
     if (e.kind === 'retryable') return e;
     if (e.code === 'PGBENCH_ABORT') return e;
     const where = `client ${id} script ${current} aborted in command ${c.index} query 0: `;

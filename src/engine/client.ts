@@ -224,7 +224,7 @@ export class Client implements ClientContext {
   private readonly sequences: boolean;
   /**
    * ClientContext.cancelled: the run is stopping and this client's statement in flight was cancelled
-   * (`cancelInFlight`): the error that ends it is the stop's doing, not the server's, and is neither counted
+   * (`cancelRequest`): the error that ends it is the stop's doing, not the server's, and is neither counted
    * nor handed to the workload's error policy; the client leaves its loop. Nothing that ends after the
    * cancel is counted: MySQL's SLEEP() and BENCHMARK() end early without an error when their query is
    * killed, and a time cut short by the stop is not a measurement.
@@ -580,26 +580,17 @@ export class Client implements ClientContext {
 
   /**
    * The run is stopping (Ctrl-C, --exit-on-abort, a fatal error, a threshold) while this client is still in
-   * its event: cancel its statement in flight on the server, through a connection of its own (PostgreSQL
-   * `pg_cancel_backend`, MySQL `KILL QUERY`), so that a long statement does not hold the stop until the
-   * engine's grace gives up on the whole worker and loses what it measured. The statement then fails, and
-   * that failure is not counted (`cancelled`). False where there is nothing to cancel with (SQLite, a
-   * driver without a session id); a cancel that cannot connect leaves the grace to end the run.
+   * its event: what cancels its statement in flight on the server, run from another connection (cancel.ts),
+   * so that a long statement does not hold the stop until the engine's grace gives up on the whole worker
+   * and loses what it measured. From now on what the client's statements end with is not counted
+   * (`cancelled`). Undefined where nothing can cancel (SQLite runs in-process; a driver without a session
+   * id; a client parked between stages).
    */
-  async cancelInFlight(connectTimeoutMs: number): Promise<boolean> {
+  cancelRequest(): { sql: string; target: Target } | undefined {
     const sql = cancelStatement(this.driver, this.conn.sessionId);
-    if (sql === undefined || this.parked) return false;
+    if (sql === undefined || this.parked) return undefined;
     this.cancelled = true;
-    let admin: Connection | undefined;
-    try {
-      admin = await this.dbDriver.connect(this.target, { connectTimeoutMs });
-      await admin.query(sql);
-    } catch {
-      // best effort: the statement may have ended, its session gone; the engine's grace still ends the run
-    } finally {
-      await admin?.close().catch(() => {});
-    }
-    return true;
+    return { sql, target: this.target };
   }
 
   // ---- the event loop -----------------------------------------------------------------------------

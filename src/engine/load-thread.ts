@@ -12,12 +12,14 @@
 import { saveCodeCache } from '../code-cache.ts';
 import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
+import type { Driver } from '../driver/types.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { SeededRandom } from '../seeded-random.ts';
 import { parseWorkloadOptions } from '../workload/options.ts';
 import { loadWorkload } from '../workload/registry.ts';
 import type { Workload } from '../workload/types.ts';
+import { CANCEL_TICK_MS, StopCanceller } from './cancel.ts';
 import { Client, type WorkerState } from './client.ts';
 import { connectAll } from './connect-all.ts';
 import { batchedFlush } from './io.ts';
@@ -78,11 +80,13 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
   /** The clients this worker runs (its share of the run's `clients`, by id: `init.clientIds`). */
   let owned: Client[] = [];
   let init: InitMessage | undefined;
+  /** The clients' driver (onInit), which the stop's cancels connect with too. */
+  let clientDriver: Driver | undefined;
 
   let release: (() => void) | undefined;
   /** Flushes idle intervals while the clients run (onStart). */
   let flushTimer: NodeJS.Timeout | undefined;
-  /** Cancels the statements in flight once the run has been stopping a while (cancelOnStop). */
+  /** Cancels the statements in flight once the run has been stopping a while (cancel.ts). */
   let cancelTimer: NodeJS.Timeout | undefined;
 
   port.on('message', (m: ToWorker) => {
@@ -111,6 +115,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       const workload: Workload = await loadWorkload(plan.workload);
       const options = parseWorkloadOptions(workload.name, workload.options, plan.workload.rawOptions);
       const driver = await loadDriver(plan.target.driver);
+      clientDriver = driver;
       const recorder = new Recorder();
       const s = {
         plan,
@@ -250,7 +255,13 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     // batches in flight first: io.ts).
     flushTimer = setInterval(() => s.flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
     const inLoop = new Set(owned);
-    cancelTimer = setInterval(cancelOnStop(s.ctrl, inLoop, init.plan.connectTimeoutMs), CANCEL_TICK_MS);
+    const canceller = new StopCanceller(
+      s.ctrl,
+      inLoop,
+      clientDriver as Driver,
+      Math.min(init.plan.connectTimeoutMs, 2000),
+    );
+    cancelTimer = setInterval(() => canceller.tick(), CANCEL_TICK_MS);
     // each client that leaves its loop tells the main thread, whose grace for the run's end runs again
     await Promise.all(
       owned.map((c) =>
@@ -262,6 +273,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     );
     clearInterval(flushTimer);
     clearInterval(cancelTimer);
+    void canceller.close();
     const end = nowUs();
     const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);
     flush(Math.min(end, s.endAt));
@@ -317,39 +329,6 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       finish();
     },
     finished,
-  };
-}
-
-/** How long after a stop a client still in its event has its statement cancelled (`cancelOnStop`). */
-const CANCEL_AFTER_US = 200_000;
-const CANCEL_TICK_MS = 100;
-
-/**
- * Called every CANCEL_TICK_MS on the load thread: once the run has been stopping for CANCEL_AFTER_US (the engine's
- * stop flag: Ctrl-C, --exit-on-abort, a fatal error, a threshold; not the deadline, after which events end
- * as pgbench's and sysbench's do), the clients still in their loop have their statement in flight cancelled
- * on the server (`Client.cancelInFlight`), again at each tick while one stays in, one cancel at a time per
- * client. Statements that end within the 200 ms are left alone: a short one is not turned into an error.
- */
-function cancelOnStop(ctrl: Int32Array, inLoop: ReadonlySet<Client>, connectTimeoutMs: number): () => void {
-  let stopSeenAt = 0;
-  const pending = new Set<Client>();
-  const none = new Set<Client>();
-  return () => {
-    if (ctrl[CTRL_STOP] === 0 || inLoop.size === 0) return;
-    const now = nowUs();
-    if (stopSeenAt === 0) stopSeenAt = now;
-    if (now - stopSeenAt < CANCEL_AFTER_US) return;
-    for (const c of inLoop) {
-      if (pending.has(c) || none.has(c)) continue;
-      pending.add(c);
-      void c
-        .cancelInFlight(Math.min(connectTimeoutMs, 2000))
-        .then((can) => {
-          if (!can) none.add(c);
-        })
-        .finally(() => pending.delete(c));
-    }
   };
 }
 

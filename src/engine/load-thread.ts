@@ -273,8 +273,8 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     );
     clearInterval(flushTimer);
     clearInterval(cancelTimer);
-    void canceller.close();
     const end = nowUs();
+    await canceller.close(); // its connections, if a stop opened any (bounded by their connect timeout)
     const measured = Math.max(0, Math.min(end, s.endAt) - s.measureAt);
     flush(Math.min(end, s.endAt));
     const last = intervalMessage(s.idx);

@@ -11,6 +11,7 @@ import {
   recordingHistogram,
 } from '../src/metrics/histogram.ts';
 import type { MeasurePlan } from '../src/metrics/outcome.ts';
+import type { IntervalPoint } from '../src/metrics/run-result.ts';
 
 const plan = (over: Partial<MeasurePlan> = {}): MeasurePlan => ({
   workload: { ref: 'test', args: [] },
@@ -357,5 +358,60 @@ test('stage figures take each closed interval, and every stage is closed at the 
       [3, 2, true],
       [4, 1.5, true],
     ],
+  );
+});
+
+test("the deadline's interval, reported at the deadline, closes on time; what ended after it joins its point at the end", () => {
+  // -T 3 with 1 s intervals and two workers: at 3 s worker 0 still has a statement in flight and reports
+  // interval 2 as it stands; worker 1 ran to the deadline and is done; worker 0's late statement ends at 3.4 s.
+  const acc = new RunAccumulator(plan({ timeS: 3 }), 2);
+  for (const w of [0, 1]) {
+    acc.interval(interval(w, 0, snap([100])));
+    acc.interval(interval(w, 1, snap([200])));
+  }
+  assert.deepEqual(
+    acc.closeComplete().map((p) => p.t),
+    [1, 2],
+  );
+  acc.done(done(1, 2, snap([300]), 3, { pastDeadline: true }));
+  assert.deepEqual(acc.closeComplete(), [], 'worker 0 has not reported the last interval');
+  acc.interval(interval(0, 2, snap([])));
+  const onTime = acc.closeComplete();
+  assert.equal(onTime.length, 1, 'closed at the deadline, before the run is over');
+  const live = onTime[0] as IntervalPoint;
+  assert.equal(live.t, 3);
+  assert.equal(live.dur, 1);
+  assert.equal(live.events, 1, 'only what ended by the deadline');
+  // the late statement (3.4 s), in worker 0's done
+  acc.done(done(0, 2, snap([2_400_000]), 3, { pastDeadline: true }));
+  assert.deepEqual(acc.finish(MEASURE_AT), [], 'nothing more to show live');
+  const o = acc.outcome(MEASURE_AT);
+  assert.deepEqual(
+    o.intervals.map((p) => [p.t, p.dur, p.events]),
+    [
+      [1, 1, 2],
+      [2, 1, 2],
+      [3, 1, 2],
+    ],
+  );
+  const last = o.intervals[2] as IntervalPoint;
+  assert.equal(last.max_ms, 2400.255, 'the late statement is in the last point');
+  assert.equal(
+    o.intervals.reduce((a, p) => a + p.events, 0),
+    o.events.count,
+    'the timeline adds up to the totals',
+  );
+});
+
+test('a worker stopped before the deadline still holds its last interval open until the end', () => {
+  const acc = new RunAccumulator(plan({ timeS: 3 }), 2);
+  acc.interval(interval(0, 0, snap([100])));
+  acc.done(done(0, 1, snap([200]), 1.5)); // interrupted at 1.5 s: not past the deadline
+  acc.interval(interval(1, 0, snap([100])));
+  acc.interval(interval(1, 1, snap([100])));
+  assert.deepEqual(
+    acc.closeComplete().map((p) => p.t),
+    [1],
+    'interval 1 ends where the measured part ended, known at the end',
   );
 });

@@ -814,3 +814,30 @@ test("a lost connection aborts the client as pgbench's does, in every path (one 
   );
   assert.notEqual(processed, '400/400');
 });
+
+test("-P with statements running past -T's end: the last progress line on time, with what ended by then, as pgbench's", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const dir = tmpDir();
+  const f = path.join(dir, 'slow.sql');
+  // started at 0 s, ends at 1.6 s: in flight when the 1 s run ends
+  writeFileSync(f, 'SELECT pg_sleep(1.6);\n');
+  const args = ['-n', '-c', '2', '-j', '2', '-T', '1', '-P', '1', '-f', f];
+  const theirs = await runPgbench(s.target, args);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  const first = (out: string): string | undefined => /^progress: 1\.0 s, .*$/m.exec(out)?.[0];
+  assert.equal(first(theirs.stderr), 'progress: 1.0 s, 0.0 tps, lat 0.000 ms stddev 0.000, 0 failed');
+  for (const batch of ['on', 'off']) {
+    const ours = await runCli(['pgbench', ...args, '--no-history'], {
+      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 0, ours.stderr);
+    // The transactions that ended after the deadline are in the report, not in the 1.0 s line (which
+    // used to be printed after them, with them: "1.0 s, 2.0 tps, lat 1601 ms").
+    assert.equal(first(ours.stderr), first(theirs.stderr), `batches ${batch}: ${ours.stderr}`);
+    assert.equal(
+      reportValue(ours.stdout, 'number of transactions actually processed:'),
+      reportValue(theirs.stdout, 'number of transactions actually processed:'),
+    );
+  }
+});

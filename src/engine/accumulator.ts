@@ -10,6 +10,13 @@
  * while a finished worker's last interval may still grow (the one it ended in is partial: only `finish`
  * closes it and the ones after it). Histograms merge exactly (HDR snapshots added), so the closed intervals
  * add up to the totals.
+ *
+ * The interval that ends at the deadline holds the events that end after it too (a statement in flight at
+ * the deadline finishes, as pgbench's and sysbench's do). When some are still running a while after the
+ * deadline, the worker reports that interval at once (its snapshot so far) and the rest in `done`: the
+ * interval closes on time, without them, for the live lines (pgbench's progress line at 1.0 s of `-T 1`
+ * says what ended by 1.0 s, printed then), and `finish` puts the late part into its point of the timeline,
+ * which therefore still adds up to the totals.
  */
 import { DbError, type SerializedDbError } from '../driver/errors.ts';
 import {
@@ -87,6 +94,10 @@ export class RunAccumulator {
   private doneFloor = Number.POSITIVE_INFINITY;
   /** Each worker's last interval reported (-1: none yet; Infinity once it has finished or was lost). */
   private readonly lastIdx: number[];
+  /** The interval closed last: its snapshots and its point (when kept), for the late part of `done`. */
+  private lastClosed: { idx: number; snaps: CounterSnapshot[]; point: IntervalPoint | undefined } | undefined;
+  /** Snapshots of `done` messages for an interval already closed (the deadline's: see the top). */
+  private readonly late: CounterSnapshot[] = [];
 
   constructor(plan: MeasurePlan, workers: number) {
     this.plan = plan;
@@ -106,10 +117,13 @@ export class RunAccumulator {
    * its clients' summaries, its warm-up, when its last event ended, and the fatal error that stopped it.
    */
   done(m: DoneMessage): void {
-    this.snapshotOf(m.last.idx).push(m.last);
+    // the deadline's interval, reported at once by this worker and closed: what ended after it came later
+    if (m.last.idx <= this.closed) this.late.push(m.last);
+    else this.snapshotOf(m.last.idx).push(m.last);
     this.merge(m.last);
     this.lastIdx[m.workerIndex] = Number.POSITIVE_INFINITY;
-    this.doneFloor = Math.min(this.doneFloor, m.last.idx);
+    // a worker that ran to the deadline ended its last interval there: complete in time, it need not wait
+    if (m.pastDeadline !== true) this.doneFloor = Math.min(this.doneFloor, m.last.idx);
     this.summaries.push(...m.clientSummaries);
     this.warm.events += m.warmup.events;
     this.warm.queries += m.warmup.types.reduce((a, t) => a + t.count, 0);
@@ -173,6 +187,7 @@ export class RunAccumulator {
    * from `measureAtUs`) and every stage; the points of those that counted something.
    */
   finish(measureAtUs: number): IntervalPoint[] {
+    this.addLate(measureAtUs);
     const points = this.close(true, measureAtUs);
     this.stageFig?.closeAll();
     return points;
@@ -272,7 +287,6 @@ export class RunAccumulator {
 
   /** Close the intervals that are complete (all of them when `final`), in order. */
   private close(final: boolean, measureAtUs: number): IntervalPoint[] {
-    const plan = this.plan;
     const out: IntervalPoint[] = [];
     const maxKey = Math.max(this.closed, ...this.open.keys());
     // The interval a finished worker ended in is partial: it is only closed by the final emit.
@@ -280,46 +294,86 @@ export class RunAccumulator {
     for (let idx = this.closed + 1; idx <= upTo; idx++) {
       const snaps = this.open.get(idx) ?? [];
       this.open.delete(idx);
-      const { p, stmt, ev } = countsOf(snaps);
-      const startS = idx * plan.reportIntervalS;
-      // The last interval ends where the measured part ended.
-      const measuredS =
-        final && this.lastEndUs > 0 ? (this.lastEndUs - measureAtUs) / 1e6 : Number.POSITIVE_INFINITY;
-      const endS = Math.min(startS + plan.reportIntervalS, measuredS);
-      p.t = round3(Math.max(startS, endS));
-      p.dur = round3(p.t - startS);
-      const d = p.dur > 0 ? p.dur : plan.reportIntervalS;
-      p.qps = round2(p.queries / d);
-      p.eps = round2(p.events / d);
-      p.p95_ms = percentileMs(stmt, 95);
-      if (stmt.totalCount > 0) p.max_ms = Math.round(stmt.maxValue) / 1000;
-      p.event_p95_ms = percentileMs(ev, 95);
-      if (this.stageFig !== undefined) p.stage = this.stageFig.add(startS, p.dur, snaps) + 1;
-      if (ev.totalCount > 0) {
-        const { min: _min, mean, stddev, ...pcts } = summarize(ev);
-        p.event_latency_ms = pcts;
-        p.event_mean_ms = mean;
-        p.event_stddev_ms = stddev;
-        if (plan.percentile !== undefined && plan.percentile > 0) {
-          p.event_percentile_ms = percentileMs(ev, plan.percentile);
-        }
-      }
-      // Keep every interval that counted something, so that the intervals add up to the totals.
-      if (
-        p.dur > 0.0005 ||
-        p.queries > 0 ||
-        p.events > 0 ||
-        p.errors > 0 ||
-        p.retries > 0 ||
-        p.reconnects > 0
-      ) {
+      const stageFig = this.stageFig;
+      const p = this.pointOf(idx, snaps, final, measureAtUs, (startS, dur) =>
+        stageFig !== undefined ? stageFig.add(startS, dur, snaps) + 1 : undefined,
+      );
+      const kept = counted(p);
+      if (kept) {
         this.points.push(p);
         out.push(p);
       }
+      this.lastClosed = { idx, snaps, point: kept ? p : undefined };
       this.closed = idx;
     }
     return out;
   }
+
+  /**
+   * The late part of the deadline's interval (`done` after it closed) into its point of the timeline: the
+   * point is made again from all its snapshots; the live lines had it without them.
+   */
+  private addLate(measureAtUs: number): void {
+    const last = this.lastClosed;
+    if (this.late.length === 0 || last === undefined) return;
+    const late = this.late.splice(0);
+    const snaps = [...last.snaps, ...late];
+    const stageFig = this.stageFig;
+    const p = this.pointOf(last.idx, snaps, true, measureAtUs, (startS) =>
+      stageFig !== undefined ? stageFig.add(startS, 0, late) + 1 : undefined,
+    );
+    const at = last.point === undefined ? -1 : this.points.indexOf(last.point);
+    const kept = at >= 0 || counted(p);
+    if (at >= 0) this.points[at] = p;
+    else if (kept) this.points.push(p);
+    this.lastClosed = { idx: last.idx, snaps, point: kept ? p : undefined };
+  }
+
+  /**
+   * The point of interval `idx` from its snapshots. It ends a report interval after its start, or where the
+   * measured part ended when that is sooner: known at `finish` (`final`), else the run's length.
+   */
+  private pointOf(
+    idx: number,
+    snaps: CounterSnapshot[],
+    final: boolean,
+    measureAtUs: number,
+    stage: (startS: number, durS: number) => number | undefined,
+  ): IntervalPoint {
+    const plan = this.plan;
+    const { p, stmt, ev } = countsOf(snaps);
+    const startS = idx * plan.reportIntervalS;
+    const measuredS =
+      final && this.lastEndUs > 0
+        ? (this.lastEndUs - measureAtUs) / 1e6
+        : (plan.timeS ?? Number.POSITIVE_INFINITY);
+    const endS = Math.min(startS + plan.reportIntervalS, measuredS);
+    p.t = round3(Math.max(startS, endS));
+    p.dur = round3(p.t - startS);
+    const d = p.dur > 0 ? p.dur : plan.reportIntervalS;
+    p.qps = round2(p.queries / d);
+    p.eps = round2(p.events / d);
+    p.p95_ms = percentileMs(stmt, 95);
+    if (stmt.totalCount > 0) p.max_ms = Math.round(stmt.maxValue) / 1000;
+    p.event_p95_ms = percentileMs(ev, 95);
+    const st = stage(startS, p.dur);
+    if (st !== undefined) p.stage = st;
+    if (ev.totalCount > 0) {
+      const { min: _min, mean, stddev, ...pcts } = summarize(ev);
+      p.event_latency_ms = pcts;
+      p.event_mean_ms = mean;
+      p.event_stddev_ms = stddev;
+      if (plan.percentile !== undefined && plan.percentile > 0) {
+        p.event_percentile_ms = percentileMs(ev, plan.percentile);
+      }
+    }
+    return p;
+  }
+}
+
+/** Keep every interval that counted something, so that the intervals add up to the totals. */
+function counted(p: IntervalPoint): boolean {
+  return p.dur > 0.0005 || p.queries > 0 || p.events > 0 || p.errors > 0 || p.retries > 0 || p.reconnects > 0;
 }
 
 /**

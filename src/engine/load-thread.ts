@@ -76,7 +76,9 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     port.postMessage(m);
     if (m.type === 'done' || m.type === 'fail') finish();
   };
-  let state: (WorkerState & { workerIndex: number; idx: number; intervalUs: number }) | undefined;
+  let state:
+    | (WorkerState & { workerIndex: number; idx: number; intervalUs: number; deadlineSent: boolean })
+    | undefined;
   /** The clients this worker runs (its share of the run's `clients`, by id: `init.clientIds`). */
   let owned: Client[] = [];
   let init: InitMessage | undefined;
@@ -132,6 +134,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
         rateDropped: 0,
         workerIndex: m.workerIndex,
         idx: 0,
+        deadlineSent: false,
         intervalUs: plan.reportIntervalS * 1e6,
         flush: batchedFlush(flush, nowUs, crossedBoundary),
       };
@@ -206,6 +209,18 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     }
   }
 
+  /**
+   * A tick after the deadline with events still in flight: the interval that ends at the deadline goes out
+   * now with what ended by then (once every interval before it has), so that it closes on time; what ends
+   * later goes out in `done`, and the accumulator puts it into that interval's point (accumulator.ts, top).
+   */
+  function deadlineTick(now: number): void {
+    const s = state;
+    if (s === undefined || s.deadlineSent || now < s.endAt || s.nextBoundary < s.endAt) return;
+    s.deadlineSent = true;
+    send(intervalMessage(s.idx));
+  }
+
   function intervalMessage(idx: number): IntervalMessage {
     const s = state as NonNullable<typeof state>;
     const m: IntervalMessage = {
@@ -253,7 +268,13 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     // Async drivers leave the event loop free between statements: flush idle intervals on a timer too
     // (through s.flush, which waits for the native core's batch of completions and takes in the statement
     // batches in flight first: io.ts).
-    flushTimer = setInterval(() => s.flush(nowUs()), Math.max(50, Math.min(1000, s.intervalUs / 4000)));
+    flushTimer = setInterval(
+      () => {
+        s.flush(nowUs());
+        deadlineTick(nowUs());
+      },
+      Math.max(50, Math.min(1000, s.intervalUs / 4000)),
+    );
     const inLoop = new Set(owned);
     const canceller = new StopCanceller(
       s.ctrl,
@@ -297,6 +318,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       },
       clientSummaries: owned.map((c) => c.stats),
       lastEndUs: measured > 0 ? s.measureAt + measured : 0,
+      ...(end >= s.endAt ? { pastDeadline: true } : {}),
     };
     if (s.fatal) done.fatal = s.fatal.toJSON();
     if (s.rate !== undefined && s.fatal === undefined && Number.isFinite(s.endAt) && end >= s.endAt) {

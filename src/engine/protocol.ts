@@ -121,6 +121,11 @@ export interface DoneMessage {
   clientSummaries: ClientSummary[];
   /** Epoch µs when this worker's last measured event ended (0 if none). */
   lastEndUs: number;
+  /**
+   * The worker ran to the deadline: its last interval ends there, complete in time (the accumulator may
+   * close it before `finish`). Its `last` may be the late part of an interval it reported at the deadline.
+   */
+  pastDeadline?: boolean;
   /** Rate mode: events scheduled before the deadline that never started. */
   dropped?: number;
   /** A fatal error that stopped this worker (and the run). */

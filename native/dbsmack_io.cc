@@ -759,9 +759,10 @@ int uvTimerLeftMs() {
 // transaction, made ten context switches a transaction against pgbench's seven (see the README, Performance).
 // The descriptor is blocking in designs 2 and 3; SO_RCVTIMEO bounds each recv() to SOLO_SLICE_MS, after
 // which wait() looks at libuv's descriptor (a message from the main thread, a signal, an admin connection's
-// reply) and at its timeout: while a statement runs longer than that, the thread's JavaScript timers fire up
-// to a slice late (the deadline, progress lines; a schedule's lag is measured from the intended start
-// anyway). The slice is set once per connection, not per call (a system call each). At 2 ms the thread woke
+// reply) and at its timeout. The thread's JavaScript timers (the deadline, progress lines, a 5 ms chain in
+// test/main-thread-load.test.ts) still fire on time: when the next is due sooner than a slice, wait()
+// waits in epoll_wait for that stretch instead (a recv() slice would make them up to a slice late: the
+// chain ticked 59 times a second instead of ~190 on a loaded machine). The slice is set once per connection, not per call (a system call each). At 2 ms the thread woke
 // about 125 times a second through a pg_sleep, 1.5% of a CPU; at 10 ms its CPU over 2 s of pg_sleep(0.5)
 // statements is D's (0.13-0.18 s user, start-up included, against 0.17-0.18).
 constexpr int SOLO_SLICE_MS = 10;
@@ -803,7 +804,10 @@ int waitB(int timeoutMs) {
     if (!tcore->ready.empty()) return 0;
     int left = static_cast<int>((until - monoUs()) / 1000.0 + 0.999);
     if (left < 0) left = 0;
-    Conn* one = left > 0 ? solo() : nullptr;
+    // A slice shorter than SOLO_SLICE_MS is not given to a blocking recv() (its timeout is set once per
+    // connection): the thread's next timer would fire up to a slice late. epoll_wait over the connection
+    // (it stays in the set; reads pass MSG_DONTWAIT) waits exactly that long.
+    Conn* one = left >= SOLO_SLICE_MS ? solo() : nullptr;
     if (one != nullptr && soloRead(one)) continue;
     // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
     int n = epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);

@@ -184,6 +184,10 @@ export class Engine {
       const check = this.hooks.check;
       if (check === undefined || acc.closedUpTo === checkedUpTo || this.deadline.stopRequested) return;
       checkedUpTo = acc.closedUpTo;
+      // The interval that ends at the deadline (closed at it when events are still in flight: accumulator.ts)
+      // is judged with the run, at the end: the run is over, there is nothing left to stop early.
+      const { timeS, reportIntervalS } = this.plan;
+      if (timeS !== undefined && (acc.closedUpTo + 1) * reportIntervalS >= timeS - 1e-9) return;
       const why = check(acc.liveView());
       if (why !== undefined) this.stop('threshold', why);
     };

@@ -29,7 +29,6 @@ export class StopCanceller {
   constructor(
     private readonly ctrl: Int32Array,
     private readonly inLoop: ReadonlySet<Client>,
-    private readonly driver: Driver,
     private readonly connectTimeoutMs: number,
   ) {}
 
@@ -55,18 +54,18 @@ export class StopCanceller {
       this.cancelledAt.set(c, now);
       const req = c.cancelRequest();
       if (req === undefined) continue;
-      const admin = await this.admin(req.target);
+      const admin = await this.admin(req.driver, req.target);
       // best effort: the statement may have ended and its session gone; the engine's grace still ends the run
       await admin?.query(req.sql).catch(() => {});
     }
   }
 
   /** The thread's cancelling connection to `target`, opened once (undefined when it cannot connect). */
-  private admin(target: Target): Promise<Connection | undefined> {
+  private admin(driver: Driver, target: Target): Promise<Connection | undefined> {
     const key = JSON.stringify(target);
     let a = this.admins.get(key);
     if (a === undefined) {
-      a = this.driver.connect(target, { connectTimeoutMs: this.connectTimeoutMs }).catch(() => undefined);
+      a = driver.connect(target, { connectTimeoutMs: this.connectTimeoutMs }).catch(() => undefined);
       this.admins.set(key, a);
     }
     return a;

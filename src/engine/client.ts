@@ -586,11 +586,11 @@ export class Client implements ClientContext {
    * (`cancelled`). Undefined where nothing can cancel (SQLite runs in-process; a driver without a session
    * id; a client parked between stages).
    */
-  cancelRequest(): { sql: string; target: Target } | undefined {
+  cancelRequest(): { sql: string; target: Target; driver: Driver } | undefined {
     const sql = cancelStatement(this.driver, this.conn.sessionId);
     if (sql === undefined || this.parked) return undefined;
     this.cancelled = true;
-    return { sql, target: this.target };
+    return { sql, target: this.target, driver: this.dbDriver };
   }
 
   // ---- the event loop -----------------------------------------------------------------------------

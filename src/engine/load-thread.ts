@@ -12,7 +12,6 @@
 import { saveCodeCache } from '../code-cache.ts';
 import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
-import type { Driver } from '../driver/types.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { SeededRandom } from '../seeded-random.ts';
@@ -82,8 +81,6 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
   /** The clients this worker runs (its share of the run's `clients`, by id: `init.clientIds`). */
   let owned: Client[] = [];
   let init: InitMessage | undefined;
-  /** The clients' driver (onInit), which the stop's cancels connect with too. */
-  let clientDriver: Driver | undefined;
 
   let release: (() => void) | undefined;
   /** Flushes idle intervals while the clients run (onStart). */
@@ -117,7 +114,6 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       const workload: Workload = await loadWorkload(plan.workload);
       const options = parseWorkloadOptions(workload.name, workload.options, plan.workload.rawOptions);
       const driver = await loadDriver(plan.target.driver);
-      clientDriver = driver;
       const recorder = new Recorder();
       const s = {
         plan,
@@ -276,12 +272,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       Math.max(50, Math.min(1000, s.intervalUs / 4000)),
     );
     const inLoop = new Set(owned);
-    const canceller = new StopCanceller(
-      s.ctrl,
-      inLoop,
-      clientDriver as Driver,
-      Math.min(init.plan.connectTimeoutMs, 2000),
-    );
+    const canceller = new StopCanceller(s.ctrl, inLoop, Math.min(init.plan.connectTimeoutMs, 2000));
     cancelTimer = setInterval(() => canceller.tick(), CANCEL_TICK_MS);
     // each client that leaves its loop tells the main thread, whose grace for the run's end runs again
     await Promise.all(

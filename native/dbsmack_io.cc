@@ -218,6 +218,9 @@ struct Conn {
   std::vector<uint32_t> bOff;
   size_t bCount = 0;
   size_t bNext = 0;
+  // Statements per event (submitBatch's `group`): the budget is looked at only where an event starts, so an
+  // event of several statements (a pgbench transaction, BEGIN to END) is never cut in the middle.
+  size_t bGroup = 1;
   double* bRes = nullptr;
   double bStart = 0;
   double bDeadline = 0;
@@ -267,9 +270,10 @@ void complete(Conn* c, int status, double value, double tDone) {
   c->busy = false;
   if (c->inBatch) {
     // One statement of a batch: its result goes straight into the batch's array. The batch goes on while
-    // statements succeed, until its last one or the first that ends at or after its deadline (a statement
-    // is only started before it, as the JavaScript loop starts an event only before its deadline); it
-    // ends at its first error, which JavaScript then handles as on the per-statement path.
+    // statements succeed, until its last one or the first that ends an event at or after its deadline (an
+    // event is only started before it, as the JavaScript loop starts one only before its deadline; the
+    // statements of an event started all run); it ends at its first error, which JavaScript then handles
+    // as on the per-statement path.
     double* r = c->bRes;
     size_t i = static_cast<size_t>(r[0]);
     double* e = r + 1 + 4 * i;
@@ -281,7 +285,8 @@ void complete(Conn* c, int status, double value, double tDone) {
     // statement's entries are written before the count that covers them.
     std::atomic_thread_fence(std::memory_order_release);
     r[0] = static_cast<double>(i + 1);
-    if (status == ST_OK && c->bNext < c->bCount && tDone < c->bDeadline && !c->dead) {
+    if (status == ST_OK && c->bNext < c->bCount && (c->bNext % c->bGroup != 0 || tDone < c->bDeadline) &&
+        !c->dead) {
       c->bAdvance = true;
       return;
     }
@@ -1161,18 +1166,20 @@ napi_value Submit(napi_env env, napi_callback_info info) {
   return undefinedValue(env);
 }
 
-// submitBatch(id, bytes, offsets: Uint32Array, count, kind, flags, results: Float64Array, budgetUs): run
-// `count` statements (statement i is bytes[offsets[i], offsets[i + 1])) one after another on the
-// connection, each of `kind`/`flags`, none started once `budgetUs` have passed since this call; their
+// submitBatch(id, bytes, offsets: Uint32Array, count, kind, flags, results: Float64Array, budgetUs, group):
+// run `count` statements (statement i is bytes[offsets[i], offsets[i + 1])) one after another on the
+// connection, each of `kind`/`flags`, in events of `group` statements (count is whole events), no event
+// started once `budgetUs` have passed since this call; their
 // results go into `results` as they complete (see Conn::bRes) and wait() hands back one ST_BATCH
-// completion when the batch ends. Design B only. Why batches: a workload whose event is one statement
-// (select1, a point select) then costs JavaScript one call and one promise per batch instead of per
-// statement, while the statements still run one at a time on the connection, each timed here.
+// completion when the batch ends. Designs B and D. Why batches: a workload whose event is one statement
+// (select1, a point select) or a fixed run of them (pgbench's TPC-B) then costs JavaScript one call and one
+// promise per batch instead of per event, while the statements still run one at a time on the connection,
+// each timed here.
 napi_value SubmitBatch(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
-  napi_value argv[8];
+  size_t argc = 9;
+  napi_value argv[9];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  if (throwIf(env, argc < 8, "submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs)"))
+  if (throwIf(env, argc < 9, "submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs, group)"))
     return nullptr;
   Conn* c = connArg(env, argv[0]);
   if (c == nullptr) return nullptr;
@@ -1208,10 +1215,14 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return nullptr;
   double budgetUs = 0;
   napi_get_value_double(env, argv[7], &budgetUs);
+  int32_t group = intArg(env, argv[8]);
+  if (throwIf(env, group < 1 || count % group != 0, "submitBatch: count must be whole groups of statements"))
+    return nullptr;
   const uint8_t* b = static_cast<const uint8_t*>(bytes);
   c->bBytes.assign(b, b + o[count]);
   c->bOff.assign(o, o + count + 1);
   c->bCount = static_cast<size_t>(count);
+  c->bGroup = static_cast<size_t>(group);
   c->bNext = 0;
   c->bKind = intArg(env, argv[4]);
   c->bFlags = intArg(env, argv[5]);
@@ -1440,8 +1451,9 @@ napi_value ReadSource(napi_env env, napi_callback_info info) {
 // The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
 // function's arguments or results change, so that an addon left from another build is refused with a note
 // (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
-// 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it).
-constexpr int32_t INTERFACE = 3;
+// 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it). 4: submitBatch's
+// `group` (events of several statements are not cut by the budget).
+constexpr int32_t INTERFACE = 4;
 
 napi_value ModuleInit(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {

@@ -413,6 +413,13 @@ for (const [how, design] of DESIGNS)
         await nat.runBatch?.(late);
         assert.equal(late.done, 1);
         assert.equal(late.error, undefined);
+        // events of three statements (ClientHandler.sequence): the deadline is looked at only where an event
+        // starts, so the first event's three statements all run, and no other event starts
+        const lateGroups = batchOf(sel, [[1], [2], [3], [1], [2], [3]], 0);
+        lateGroups.group = 3;
+        await nat.runBatch?.(lateGroups);
+        assert.equal(lateGroups.done, 3);
+        assert.deepEqual([lateGroups.value(0), lateGroups.value(1), lateGroups.value(2)], [1, 2, 3]);
         // a server error mid-batch ends it there, classified as on the per-statement path
         const dup = batchOf(ins, [[10], [11], [1], [12]]);
         await nat.runBatch?.(dup);

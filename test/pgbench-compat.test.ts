@@ -13,6 +13,7 @@ import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadDriver } from '../src/driver/index.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
+import type { RunResult } from '../src/metrics/run-result.ts';
 import { chiSquareTwoSample } from './helpers/chi-square.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
 import { ownDatabase } from './helpers/own-database.ts';
@@ -184,6 +185,45 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
   assert.equal(await one(s.conn, 'select sum(abalance) from pgbench_accounts'), history);
   assert.equal(await one(s.conn, 'select sum(tbalance) from pgbench_tellers'), history);
   assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
+});
+
+test("TPC-B's transactions as statement batches (seven statements an event): pgbench's random numbers, the same rows", async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
+  assert.equal(init.code, 0, init.stderr);
+  // what each transaction drew (aid, tid, bid, delta: TPC-B's four \set), as a sorted list: the draws do not
+  // depend on the tables, so each run after the history is emptied must write the same rows
+  const history = async (): Promise<string> => {
+    const rows = await s.conn.all(
+      "select string_agg(concat_ws(':', tid, bid, aid, delta), ',' order by tid, bid, aid, delta) as h from pgbench_history",
+    );
+    await s.conn.query('truncate pgbench_history');
+    return String(rows[0]?.h);
+  };
+  const args = ['-n', '-M', 'prepared', '-c', '3', '-j', '2', '-t', '150', '--random-seed=5'];
+  const theirs = await runPgbench(s.target, args);
+  assert.equal(theirs.code, 0, theirs.stderr);
+  const expected = await history();
+  assert.equal(expected.split(',').length, 450);
+  const dir = tmpDir();
+  for (const batch of ['on', 'off']) {
+    const out = path.join(dir, `tpcb-${batch}.json`);
+    const ours = await runCli(['pgbench', ...args, '--no-history', '-o', out], {
+      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+    });
+    assert.equal(ours.code, 0, ours.stderr);
+    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '450/450');
+    assert.equal(await history(), expected, `batches ${batch}: other random numbers`);
+    const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
+    const batched = result.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+    // on the JavaScript I/O path (DBSMACK_IO=js) nothing is batched
+    if (batch === 'on' && result.target.io === 'native')
+      assert.ok(batched > 300, `${batched} transactions batched`);
+    else assert.equal(batched, 0);
+    // seven statements a transaction, each counted under its own command
+    assert.equal(result.totals.queries, 7 * 450, `batches ${batch}`);
+  }
 });
 
 test("a script with every meta-command gives pgbench's transaction counts in every query mode", async (t) => {
@@ -702,11 +742,19 @@ test("statements one after the other as one sequence (-M prepared, -M simple): a
     const retries = reportValue(theirs.stdout, 'total number of retries:');
     assert.ok(Number(retries) > 10, theirs.stdout);
     for (const batch of ['on', 'off']) {
-      const ours = await runCli(['pgbench', ...retry, '--no-history'], {
+      const out = path.join(dir, 'retry.json');
+      const ours = await runCli(['pgbench', ...retry, '--no-history', '-o', out], {
         env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
       });
       assert.equal(ours.code, 0, ours.stderr);
       assert.equal(await drawn(), expected, `${mode}, batches ${batch}: another sequence of values`);
+      // under -M prepared the transactions run as statement batches (five statements an event), a retry
+      // after the failed one's rollback; under -M simple as sequences
+      const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
+      const batched = result.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+      if (mode === 'prepared' && batch === 'on' && result.target.io === 'native')
+        assert.ok(batched > 200, `${mode}: ${batched} transactions batched`);
+      else assert.equal(batched, 0, `${mode}, batches ${batch}`);
       assert.equal(
         reportValue(ours.stdout, 'total number of retries:'),
         retries,

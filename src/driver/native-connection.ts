@@ -127,6 +127,7 @@ export abstract class NativeRequests implements CompletionSink {
       text ? 0 : this.batchFlags,
       batch.results,
       batch.budgetUs,
+      batch.group,
     );
     return p as Promise<void>;
   }

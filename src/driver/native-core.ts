@@ -32,6 +32,7 @@ interface Addon {
     flags: number,
     results: Float64Array,
     budgetUs: number,
+    group: number,
   ): void;
   wait(timeoutMs: number, results: Float64Array): number;
   take(id: number): Buffer;
@@ -81,7 +82,7 @@ export const ADDON_PATH =
  * another build (left in build/ by an update whose compile failed, or named by DBSMACK_NATIVE_ADDON) is not
  * used, and the JavaScript I/O path runs with a note.
  */
-export const ADDON_INTERFACE = 3;
+export const ADDON_INTERFACE = 4;
 
 let addon: Addon | undefined;
 let loadError: string | undefined;
@@ -153,7 +154,8 @@ export function submitNative(id: number, bytes: Uint8Array, kind: number, flags:
 
 /**
  * Run `count` statements one after another on the connection (statement i is `bytes[offsets[i],
- * offsets[i + 1])`), none started once `budgetUs` have passed; each one's [status, value, latencyUs, endUs
+ * offsets[i + 1])`), in events of `group` statements (`count` is whole events), no event started once
+ * `budgetUs` have passed (the statements of one started all run); each one's [status, value, latencyUs, endUs
  * from now] goes into `results` (after the count of results so far in `results[0]`) as it completes, and
  * the sink gets one ST_BATCH completion at the end. The batch ends early at its first error.
  */
@@ -166,8 +168,9 @@ export function submitBatchNative(
   flags: number,
   results: Float64Array,
   budgetUs: number,
+  group: number,
 ): void {
-  (addon as Addon).submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs);
+  (addon as Addon).submitBatch(id, bytes, offsets, count, kind, flags, results, budgetUs, group);
   inFlight++;
   schedulePump();
 }

@@ -1,7 +1,8 @@
 /**
  * A batch of statements for the native I/O core (`Connection.runBatch`): the encoded statements one after
  * another in one buffer, where each starts, and the array the core writes each statement's result into as
- * it completes. The engine fills it for an event that is one statement (`ClientHandler.single`), the
+ * it completes. The engine fills it for events of one statement (`ClientHandler.single`) or of a fixed run
+ * of them (`ClientHandler.sequence`), the
  * connection submits it as one call, and the engine records the results in a tight loop; the statements
  * still run one at a time on the connection, each timed by the core where its bytes are sent and received.
  */
@@ -28,8 +29,13 @@ export class StatementBatch {
    * (rows or affected rows), latencyUs (sent to received), endUs (from the submit)].
    */
   readonly results = new Float64Array(1 + 4 * BATCH_MAX);
-  /** No statement is started once this many µs have passed since the submit. */
+  /** No event is started once this many µs have passed since the submit. */
   budgetUs = 0;
+  /**
+   * Statements per event (`count` is always whole events): the budget is looked at only where an event
+   * starts, so the statements of an event that started all run (a transaction is not cut in its middle).
+   */
+  group = 1;
   /** The error the batch ended with: that of its last statement with a result (undefined: none). */
   error: DbError | undefined;
 
@@ -53,6 +59,11 @@ export class StatementBatch {
     this.bytes.set(packet, at);
     this.count++;
     this.offsets[this.count] = end;
+  }
+
+  /** Keep only the first `n` statements (fewer than `count`). */
+  cut(n: number): void {
+    this.count = n;
   }
 
   /** Statements with a result (the core's count; during the batch, those completed so far). */

@@ -183,8 +183,14 @@ export class Client implements ClientContext {
   sharedThread = false;
   /** The statement batch of this client (closed loop, native core, `single` events); see BATCH_FIRST. */
   private batch: StatementBatch | undefined;
-  /** Its size for the next batch. */
+  /** Its size for the next batch, in events. */
   private batchSize = BATCH_FIRST;
+  /**
+   * Statements per batched event: 1 (`single`) or the handler's `sequenceLength` (`sequence`). The
+   * statements of one event are consecutive in the batch, in `pending`, and in the batch's results, and a
+   * batch holds whole events (the core starts no event after its deadline but runs all of one it started).
+   */
+  private group = 1;
   /** Slot of each statement of the batch. */
   private readonly batchSlots = new Int32Array(BATCH_MAX);
   /** The batch is in the core; results before `batchNext` are recorded. */
@@ -198,7 +204,7 @@ export class Client implements ClientContext {
    * Events drawn for a batch and not run yet (the batch ended early: an error, its budget, a boundary), in
    * the order drawn: the next events take them before drawing again, the tries after an error too, so every
    * event gets the draw it gets on the per-statement path (a workload's draws may carry state: a counter).
-   * They are `pending[0]` to `pending[pendingN - 1]`; the array itself is never shortened, because setting
+   * Their statements (`group` an event) are `pending[0]` to `pending[pendingN - 1]`; the array itself is never shortened, because setting
    * an array's length to 0 gives up its backing store, which the next batch then grew again element by
    * element (about 1% of a load thread's user time at 32 clients).
    */
@@ -612,16 +618,19 @@ export class Client implements ClientContext {
     let start = nowUs();
     // --stages: the end of the window this client is active in (+∞ without stages)
     let activeUntil = this.windows === undefined ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-    // Batches of one-statement events: on the native core only (its connections stay native when they are
-    // opened again), not with stages or a connection per event (those keep the per-statement path).
-    const single =
+    // Batches of events of one statement (`single`) or a fixed run of them (`sequence`): on the native core
+    // only (its connections stay native when they are opened again), not with stages or a connection per
+    // event (those keep the per-statement path).
+    this.group = handler.single !== undefined ? 1 : (handler.sequenceLength ?? 0);
+    const batching =
       this.conn.runBatch !== undefined &&
       this.windows === undefined &&
       handler.connectPerEvent !== true &&
-      batchingOf(this.target)
-        ? handler.single
-        : undefined;
-    if (single !== undefined) {
+      batchingOf(this.target) &&
+      (handler.single !== undefined || handler.sequence !== undefined) &&
+      this.group >= 1 &&
+      this.group <= BATCH_MAX;
+    if (batching) {
       this.batch = new StatementBatch();
       if (!this.harvesting) {
         this.harvesting = true;
@@ -639,8 +648,8 @@ export class Client implements ClientContext {
         if (start >= w.endAt) break;
       }
       this.measuring = start >= w.measureAt;
-      if (single !== undefined && !this.unbatchable && this.conn.runBatch !== undefined) {
-        let most = this.batchSize;
+      if (batching && !this.unbatchable && this.conn.runBatch !== undefined) {
+        let most = Math.min(this.batchSize, Math.floor(BATCH_MAX / this.group));
         if (this.measuring && rounds !== undefined) most = Math.min(most, rounds - done);
         if (most <= 0) break;
         // --events: claim up to `most` at once (never past the limit), give back what the batch did not run
@@ -650,7 +659,7 @@ export class Client implements ClientContext {
           if (claimed <= 0) break;
           most = claimed;
         }
-        const r = await this.batchEvents(single, most, start);
+        const r = await this.batchEvents(handler, most, start);
         if (claimed > r.ran) Atomics.sub(ctrl, CTRL_EVENTS, claimed - r.ran);
         if (r.ran > 0) ran++;
         if (this.measuring) done += r.ran;
@@ -689,27 +698,28 @@ export class Client implements ClientContext {
   }
 
   /**
-   * Up to `most` events of one statement (`draw`) as one batch on the native core, the first starting at
-   * `start`. Records each statement and each event as the per-statement path does: the statement's time as
-   * the core measured it, each event from the end of the one before (the first from `start`) to its
-   * statement's end. A batch ends at its first error, which then takes the full error policy (runEvent),
-   * as an event's first try that threw. Returns the events run (the failed one included), the end of the
-   * last, and whether the client stops. Runs no batch when the first drawn statement is not prepared yet
-   * (after a connect): that event is run on its own next (`unbatchable`).
+   * Up to `most` events (`group` statements each, drawn by the handler's `single` or `sequence`) as one
+   * batch on the native core, the first starting at `start`. Records each statement and each event as the
+   * per-statement path does: the statement's time as the core measured it, each event from the end of the
+   * one before (the first from `start`) to its last statement's end. A batch ends at its first error, which
+   * then takes the full error policy (runEvent), as an event's first try that threw; the statements of the
+   * failed event after the one that failed are dropped with it. Returns the events run (the failed one
+   * included), the end of the last, and whether the client stops. Runs no batch when the first drawn event
+   * has a statement not prepared yet (after a connect): that event is run on its own next (`unbatchable`).
    */
   private async batchEvents(
-    draw: () => SingleStatement,
+    handler: ClientHandler,
     most: number,
     start: number,
   ): Promise<{ ran: number; end: number; stop: boolean }> {
     const w = this.w;
-    const batch = this.fillBatch(draw, most);
+    const batch = this.fillBatch(handler, most);
     if (batch.count === 0) {
       this.unbatchable = true;
       return { ran: 0, end: start, stop: false };
     }
     const t0 = nowUs();
-    // none started after the deadline, the next interval boundary or (in the warm-up) its end
+    // no event started after the deadline, the next interval boundary or (in the warm-up) its end
     let until = Math.min(w.endAt, w.nextBoundary);
     if (!this.measuring) until = Math.min(until, w.measureAt);
     // whole µs: a small integer always (a fraction stored once would make V8 recompile this function)
@@ -720,44 +730,70 @@ export class Client implements ClientContext {
     this.batchInFlight = true;
     await (this.conn as Required<Connection>).runBatch(batch);
     this.batchInFlight = false;
-    const ran = this.batchRan(batch);
+    const ok = this.batchRan(batch);
+    const g = this.group;
     const end = this.batchEventStart;
-    if (batch.error === undefined) return { ran, end, stop: false };
+    if (batch.error === undefined) return { ran: g === 1 ? ok : ok / g, end, stop: false };
     // The statement that failed: counted as the per-statement path counts it, then the error policy. A
     // workload that replays a failed event's draw (pgbench) undoes the draws after it and names the error
     // its event() would have thrown.
-    this.statementFailed(this.batchSlots[ran] as number);
-    const error = this.drawnFailed(this.handler as ClientHandler, batch.error as DbError);
+    this.statementFailed(this.batchSlots[ok] as number);
+    const at = ok % g;
+    const events = (ok - at) / g;
+    // the failed event's statements after the failed one: not run, and not to be run
+    const rest = g - 1 - at;
+    if (rest > 0) {
+      this.pending.copyWithin(0, rest, this.pendingN);
+      this.pendingN -= rest;
+    }
+    const error = this.drawnFailed(handler, batch.error as DbError, at);
     this.attempt = 1;
     const outcome = await this.runEvent({ error });
-    if (outcome === 'stop') return { ran: ran + 1, end, stop: true };
+    if (outcome === 'stop') return { ran: events + 1, end, stop: true };
     const after = nowUs();
     this.eventDone(outcome, after - this.batchEventStart, after - this.batchEventStart, after);
-    return { ran: ran + 1, end: after, stop: false };
+    return { ran: events + 1, end: after, stop: false };
   }
 
   /**
-   * The batch of up to `most` drawn events (drawn now, or pending from before), encoded; stops at the first
-   * whose statement is not prepared yet. Out of batchEvents, as is batchRan: V8 optimises an async function
-   * as one piece with what it inlines, and each load thread compiles it anew at every run.
+   * The batch of up to `most` drawn events (drawn now, or pending from before), encoded; stops before the
+   * first event with a statement not prepared yet. Out of batchEvents, as is batchRan: V8 optimises an async
+   * function as one piece with what it inlines, and each load thread compiles it anew at every run.
    */
-  private fillBatch(draw: () => SingleStatement, most: number): StatementBatch {
+  private fillBatch(handler: ClientHandler, most: number): StatementBatch {
     const batch = this.batch as StatementBatch;
     batch.reset();
+    const g = this.group;
+    batch.group = g;
     const pending = this.pending;
-    while (this.pendingN < most) {
-      let e: SingleStatement;
-      try {
-        e = draw();
-      } catch {
-        // a draw that throws left its state as it was (ClientHandler.single): once the events drawn
-        // before it have run, that event runs through event(), which throws it under the error policy
-        break;
+    const want = most * g;
+    while (this.pendingN < want) {
+      // a draw that throws leaves its state as it was (ClientHandler.single, .sequence): once the events
+      // drawn before it have run, that event runs through event(), which throws it under the error policy
+      if (g === 1) {
+        let e: SingleStatement;
+        try {
+          e = (handler.single as () => SingleStatement)();
+        } catch {
+          break;
+        }
+        pending[this.pendingN++] = e;
+      } else {
+        let items: readonly SingleStatement[];
+        try {
+          items = (handler.sequence as () => readonly SingleStatement[])();
+        } catch {
+          break;
+        }
+        if (items.length !== g) {
+          throw new Error(`ClientHandler.sequence drew ${items.length} statements, sequenceLength says ${g}`);
+        }
+        for (let j = 0; j < g; j++) pending[this.pendingN++] = items[j] as SingleStatement;
       }
-      pending[this.pendingN++] = e;
     }
-    const drawn = Math.min(most, this.pendingN);
-    for (let i = 0; i < drawn; i++) {
+    const drawn = Math.min(want, this.pendingN);
+    let i = 0;
+    for (; i < drawn; i++) {
       const e = pending[i] as SingleStatement;
       const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
       const bytes = p?.encode?.(e.params);
@@ -765,13 +801,15 @@ export class Client implements ClientContext {
       batch.add(bytes);
       this.batchSlots[i] = this.slots[e.statement.id] as number;
     }
+    // whole events only
+    if (g > 1 && i % g !== 0) batch.cut(i - (i % g));
     return batch;
   }
 
   /**
-   * After a batch ran: the events it did not run stay pending, the ones that succeeded are recorded (those
-   * the harvest did not), and the next batch's size is set. Returns the events that succeeded; the failed
-   * one, if any, is `batch.error`'s.
+   * After a batch ran: the events it did not run stay pending, the statements that succeeded are recorded
+   * (those the harvest did not), and the next batch's size is set. Returns the statements that succeeded;
+   * the failed one, if any, is `batch.error`'s.
    */
   private batchRan(batch: StatementBatch): number {
     const n = batch.done;
@@ -790,7 +828,7 @@ export class Client implements ClientContext {
       if (n === batch.count) {
         if (took < BATCH_BUDGET_US / 2) this.batchSize = Math.min(BATCH_MAX, 2 * this.batchSize);
       } else if (took >= batch.budgetUs && batch.budgetUs === BATCH_BUDGET_US)
-        this.batchSize = Math.max(1, n);
+        this.batchSize = Math.max(1, Math.floor(n / this.group));
     }
     return ok;
   }
@@ -800,52 +838,62 @@ export class Client implements ClientContext {
   private nextEvent(handler: ClientHandler): Promise<unknown> | void {
     this.unbatchable = false;
     if (this.pendingN === 0) return handler.event();
-    const e = this.pending[0] as SingleStatement;
-    this.pending.copyWithin(0, 1, this.pendingN);
-    this.pendingN--;
-    const done = this.run(e.statement, e.params);
+    const g = this.group;
+    let done: Promise<unknown>;
+    if (g === 1) {
+      const e = this.pending[0] as SingleStatement;
+      done = this.run(e.statement, e.params);
+    } else {
+      done = this.runSequence(this.pending.slice(0, g));
+    }
+    this.pending.copyWithin(0, g, this.pendingN);
+    this.pendingN -= g;
     if (handler.singleFailed === undefined) return done;
     // as a batched event that failed
     return done.catch((err: unknown) => {
-      throw this.drawnFailed(handler, asDbError(err));
+      throw this.drawnFailed(handler, asDbError(err), g === 1 ? 0 : this.sequenceIndex);
     });
   }
 
   /**
-   * A drawn event (batched or pending) failed with `err`: a workload that replays a failed event's draw
-   * (ClientHandler.singleFailed: pgbench) undoes the draws after it, which are dropped, and names the error
-   * its event() would have thrown; otherwise the error as it is, and the drawn events run next.
+   * A drawn event (batched or pending) failed with `err` at its statement `at`: a workload that replays a
+   * failed event's draw (ClientHandler.singleFailed: pgbench) undoes the draws after it, which are dropped,
+   * and names the error its event() would have thrown; otherwise the error as it is, and the drawn events
+   * run next.
    */
-  private drawnFailed(handler: ClientHandler, err: DbError): unknown {
+  private drawnFailed(handler: ClientHandler, err: DbError, at: number): unknown {
     if (handler.singleFailed === undefined) return err;
-    const unrun = this.pendingN;
+    const unrun = this.pendingN / this.group;
     this.pendingN = 0;
-    return handler.singleFailed(err, unrun);
+    return handler.singleFailed(err, unrun, at);
   }
 
   /**
-   * Record statement i of the batch and its event. `flushes`: an interval boundary it crossed is flushed
-   * first, as statementDone does; not when harvesting (a flush is under way).
+   * Record statement i of the batch, and its event when it is the event's last. `flushes`: an interval
+   * boundary it crossed is flushed first, as statementDone does; not when harvesting (a flush is under way).
    */
   private recordBatched(batch: StatementBatch, i: number, flushes: boolean): void {
     const w = this.w;
     const end = this.batchT0 + batch.endUs(i);
+    const last = this.group === 1 || (i + 1) % this.group === 0;
     if (this.cancelled) {
       // ended after the stop cancelled it (see `cancelled`): not counted
     } else if (this.measuring) {
       if (flushes && end >= w.nextBoundary) w.flush(end);
       w.recorder.record(this.batchSlots[i] as number, batch.latencyUs(i), batch.value(i));
       this.stats.queries++;
-      const us = end - this.batchEventStart;
-      this.stats.busyUs += us;
-      this.stats.events++;
-      this.stats.batched++;
-      w.recorder.recordEvent(us);
+      if (last) {
+        const us = end - this.batchEventStart;
+        this.stats.busyUs += us;
+        this.stats.events++;
+        this.stats.batched++;
+        w.recorder.recordEvent(us);
+      }
     } else {
       w.warmup.queries++;
-      w.warmup.events++;
+      if (last) w.warmup.events++;
     }
-    this.batchEventStart = end;
+    if (last) this.batchEventStart = end;
   }
 
   /**

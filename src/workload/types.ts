@@ -118,14 +118,25 @@ export interface ClientHandler {
    */
   single?(): SingleStatement;
   /**
-   * With `single`: a batched event's statement failed with `error`, and the last `unrun` events `single()`
-   * drew after it will not run. Undo those draws (the events after this one draw the same again) and keep
-   * the failed event's draw for a retry (an `event()` with `attempt` > 1 replays it, as pgbench's retries
-   * replay the same random numbers); return the error `event()` would have thrown for it. Without it, the
-   * drawn events run next in order, a retry is the next draw (sysbench's workloads), and the error is taken
-   * as it is.
+   * As `single`, for events that are always the same number of declared statements, `sequenceLength`, run
+   * one after the other with nothing between them (a pgbench script of \set commands then BEGIN, four
+   * statements, END): `sequence()` draws the event's statements and parameters, the same draws as `event()`,
+   * which must then be `ctx.runSequence` of them. Batched, no event starts after the batch's deadline, but
+   * the statements of one that started all run (a transaction is not cut in its middle). Not with `single`.
    */
-  singleFailed?(error: DbError, unrun: number): unknown;
+  sequence?(): readonly SingleStatement[];
+  sequenceLength?: number;
+  /**
+   * With `single` or `sequence`: a batched event's statement failed with `error` (statement `at` of the
+   * event, 0 for `single`), and the last `unrun` events drawn after it will not run. Undo those draws (the
+   * events after this one draw the same again) and keep the failed event's draw for a retry (an `event()`
+   * with `attempt` > 1 replays it, as pgbench's retries replay the same random numbers); return the error
+   * `event()` would have thrown for it. The statements of a `sequence` event before `at` ran: a transaction
+   * they opened is still open, and the next `event()` runs first (a `sequence()` that throws sends it
+   * there) and closes it. Without it, the drawn events run next in order, a retry is the next draw
+   * (sysbench's workloads), and the error is taken as it is.
+   */
+  singleFailed?(error: DbError, unrun: number, at: number): unknown;
   /**
    * This client's own number of events when the run is limited by rounds (a smack client type's
    * `set_num_rounds`); the client stops at the smaller of this and the run's `--rounds`.
@@ -160,7 +171,7 @@ export interface AdhocQuery {
   readonly sql: string;
 }
 
-/** What `ClientHandler.single` draws for one event: the statement and its parameters. */
+/** What `ClientHandler.single` draws for one event (`sequence`, for each statement): the statement and its parameters. */
 export interface SingleStatement {
   readonly statement: Statement;
   readonly params?: readonly unknown[] | undefined;

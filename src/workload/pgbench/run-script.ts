@@ -118,6 +118,11 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   let commandNo = 0;
   /** pgbench counts a script that ends inside a transaction, then aborts the client. */
   let pendingAbort: DbError | undefined;
+  /**
+   * A batched transaction (ClientHandler.sequence) failed after its BEGIN: the transaction is open on the
+   * connection, and the next event() rolls it back first, as event() does at once after such an error.
+   */
+  let rollbackFirst = false;
 
   const env: EvalEnv = {
     vars,
@@ -437,11 +442,25 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
     ctx.count(K.retried(current));
     ctx.count(K.retries(current), tries - 1);
   };
+  /** Roll back the transaction an error left open; a failure aborts the client, as pgbench's. */
+  const rollBack = async (): Promise<void> => {
+    try {
+      await ctx.rollback();
+    } catch (r) {
+      throw abort(
+        `client ${id} aborted while rolling back the transaction after an error; ${(r as Error).message}`,
+      );
+    }
+  };
   const handler: ClientHandler = {
     abortOnError: !cfg.exitOnAbort,
     connectPerEvent: cfg.connect,
     async event() {
       if (pendingAbort !== undefined) throw pendingAbort;
+      if (rollbackFirst) {
+        rollbackFirst = false;
+        await rollBack();
+      }
       if (ctx.attempt > 1) {
         // a retry: the same script with the same random numbers
         rng.restore(saved);
@@ -460,13 +479,7 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       } catch (e) {
         if (e instanceof DbError && e.kind === 'retryable' && inTx) {
           inTx = false;
-          try {
-            await ctx.rollback();
-          } catch (r) {
-            throw abort(
-              `client ${id} aborted while rolling back the transaction after an error; ${(r as Error).message}`,
-            );
-          }
+          await rollBack();
         }
         throw e;
       }
@@ -500,16 +513,18 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   const one = batchable(cfg);
   if (one === undefined) return handler;
 
-  // Batches (ClientHandler.single): a transaction is its \set commands then its one statement. The random
-  // state before each draw is kept in a ring, so that a failed batch can undo the draws after the failed
-  // event and a retry can replay that event's random numbers (singleFailed). The ring is one flat array
-  // (four numbers a state): as arrays of their own, its 258 states were ~37 KB of heap per client.
-  const { sets, sql: only } = one;
-  const stmt = statements.get(only.type) as Statement;
+  // Batches (ClientHandler.single, or .sequence for a transaction of several statements): a transaction is
+  // its \set commands then its statements. The random state before each draw is kept in a ring, so that a
+  // failed batch can undo the draws after the failed event and a retry can replay that event's random
+  // numbers (singleFailed). The ring is one flat array (four numbers a state): as arrays of their own, its
+  // 258 states were ~37 KB of heap per client.
+  const { sets, sqls } = one;
+  const stmts = sqls.map((c) => statements.get(c.type) as Statement);
   const RING = BATCH_MAX + 2;
   const ring = new Float64Array(4 * RING);
   let draws = 0;
-  handler.single = () => {
+  /** The \set commands of one transaction, its random state kept first; throws as the draw's contract says. */
+  const drawSets = (): void => {
     const before = 4 * (draws % RING);
     rng.saveInto(ring, before);
     tries = 1;
@@ -525,17 +540,45 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       throw e;
     }
     draws++;
-    return { statement: stmt, params: params(only) };
   };
-  handler.singleFailed = (error, unrun) => {
+  handler.singleFailed = (error, unrun, at) => {
     draws -= unrun;
     // after the failed event's draw (the next events draw the same again), and its start kept for a retry
     if (unrun > 0) rng.restoreFrom(ring, 4 * (draws % RING));
     const start = 4 * ((draws - 1) % RING);
     for (let i = 0; i < 4; i++) saved[i] = ring[start + i] as number;
-    failedCommand = only;
-    return sqlError(only, error);
+    const c = sqls[at] as SqlCommand;
+    failedCommand = c;
+    commandNo = c.index;
+    // the statements before it ran: a transaction they opened is open until the next event() closes it
+    let open = false;
+    for (let i = 0; i < at; i++) {
+      const tx = (sqls[i] as SqlCommand).tx;
+      if (tx === 'begin') open = true;
+      else if (tx === 'end') open = false;
+    }
+    if (open) rollbackFirst = true;
+    return sqlError(c, error);
   };
+  if (sqls.length === 1) {
+    const only = sqls[0] as SqlCommand;
+    const stmt = stmts[0] as Statement;
+    handler.single = () => {
+      drawSets();
+      return { statement: stmt, params: params(only) };
+    };
+  } else {
+    handler.sequenceLength = sqls.length;
+    handler.sequence = () => {
+      // a transaction left open by a failed one is rolled back by event() first
+      if (rollbackFirst) throw new Error('a transaction is open');
+      drawSets();
+      const items: SingleStatement[] = [];
+      for (let i = 0; i < sqls.length; i++)
+        items.push({ statement: stmts[i] as Statement, params: params(sqls[i] as SqlCommand) });
+      return items;
+    };
+  }
   return handler;
 }
 
@@ -557,26 +600,37 @@ export function sequencesOf(script: Script, mode: QueryMode): Int32Array {
 }
 
 /**
- * The script's \set commands and its one statement, when its transactions can run as statement batches:
- * one script, prepared statements, nothing timed apart (-r, -L, several scripts) and no connection per
- * transaction; the script is only \set commands and then one SQL command (no \gset, no transaction
- * control, not compound); and no \set reads a variable the script sets, or prints (debug()), so that
- * evaluating the \set commands again from the same random state gives the same values.
+ * The script's \set commands and its statements, when its transactions can run as statement batches: one
+ * script, prepared statements, nothing timed apart (-r, -L, several scripts) and no connection per
+ * transaction; the script is only \set commands and then SQL commands (no \gset or \aset, none compound),
+ * one without transaction control or several that close every transaction they open (TPC-B's BEGIN … END:
+ * a batch never ends inside one); and no \set reads a variable the script sets, or prints (debug()), so
+ * that evaluating the \set commands again from the same random state gives the same values.
  */
-export function batchable(cfg: RunnerConfig): { sets: MetaCommand[]; sql: SqlCommand } | undefined {
+export function batchable(cfg: RunnerConfig): { sets: MetaCommand[]; sqls: SqlCommand[] } | undefined {
   if (cfg.mode !== 'prepared' || cfg.scripts.length !== 1) return undefined;
   if (cfg.perCommand || cfg.connect || cfg.latencyLimitUs > 0) return undefined;
   const cmds = (cfg.scripts[0] as Script).commands;
-  const last = cmds[cmds.length - 1];
-  if (last === undefined || last.kind !== 'sql') return undefined;
-  if (last.store !== undefined || last.tx !== undefined || last.compound) return undefined;
   const sets: MetaCommand[] = [];
-  for (let i = 0; i < cmds.length - 1; i++) {
+  let i = 0;
+  for (; i < cmds.length; i++) {
     const c = cmds[i] as Command;
-    if (c.kind !== 'meta' || c.name !== 'set' || c.uses === undefined || c.uses.prints) return undefined;
+    if (c.kind !== 'meta') break;
+    if (c.name !== 'set' || c.uses === undefined || c.uses.prints) return undefined;
     sets.push(c);
   }
+  const sqls: SqlCommand[] = [];
+  let open = false;
+  for (; i < cmds.length; i++) {
+    const c = cmds[i] as Command;
+    if (c.kind !== 'sql' || c.store !== undefined || c.compound) return undefined;
+    if (c.tx === 'begin') open = true;
+    else if (c.tx === 'end') open = false;
+    sqls.push(c);
+  }
+  if (sqls.length === 0 || open || (sqls.length === 1 && (sqls[0] as SqlCommand).tx !== undefined))
+    return undefined;
   const written = new Set(sets.map((c) => c.variable as string));
   for (const c of sets) for (const v of c.uses?.reads ?? []) if (written.has(v)) return undefined;
-  return { sets, sql: last };
+  return { sets, sqls };
 }

@@ -187,7 +187,7 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
   assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
 });
 
-test("TPC-B's transactions as statement batches (seven statements an event): pgbench's random numbers, the same rows", async (t) => {
+test("TPC-B's transactions as statement batches (seven statements an event, -M prepared and simple): pgbench's random numbers, the same rows", async (t) => {
   const s = await setup(t);
   if (!s) return;
   const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
@@ -201,28 +201,30 @@ test("TPC-B's transactions as statement batches (seven statements an event): pgb
     await s.conn.query('truncate pgbench_history');
     return String(rows[0]?.h);
   };
-  const args = ['-n', '-M', 'prepared', '-c', '3', '-j', '2', '-t', '150', '--random-seed=5'];
-  const theirs = await runPgbench(s.target, args);
-  assert.equal(theirs.code, 0, theirs.stderr);
-  const expected = await history();
-  assert.equal(expected.split(',').length, 450);
   const dir = tmpDir();
-  for (const batch of ['on', 'off']) {
-    const out = path.join(dir, `tpcb-${batch}.json`);
-    const ours = await runCli(['pgbench', ...args, '--no-history', '-o', out], {
-      env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
-    });
-    assert.equal(ours.code, 0, ours.stderr);
-    assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '450/450');
-    assert.equal(await history(), expected, `batches ${batch}: other random numbers`);
-    const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
-    const batched = result.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
-    // on the JavaScript I/O path (DBSMACK_IO=js) nothing is batched
-    if (batch === 'on' && result.target.io === 'native')
-      assert.ok(batched > 300, `${batched} transactions batched`);
-    else assert.equal(batched, 0);
-    // seven statements a transaction, each counted under its own command
-    assert.equal(result.totals.queries, 7 * 450, `batches ${batch}`);
+  for (const mode of ['prepared', 'simple']) {
+    const args = ['-n', '-M', mode, '-c', '3', '-j', '2', '-t', '150', '--random-seed=5'];
+    const theirs = await runPgbench(s.target, args);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    const expected = await history();
+    assert.equal(expected.split(',').length, 450);
+    for (const batch of ['on', 'off']) {
+      const out = path.join(dir, `tpcb-${mode}-${batch}.json`);
+      const ours = await runCli(['pgbench', ...args, '--no-history', '-o', out], {
+        env: { ...pgEnv(s.target), DBSMACK_BATCH: batch },
+      });
+      assert.equal(ours.code, 0, ours.stderr);
+      assert.equal(reportValue(ours.stdout, 'number of transactions actually processed:'), '450/450');
+      assert.equal(await history(), expected, `${mode}, batches ${batch}: other random numbers`);
+      const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
+      const batched = result.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+      // on the JavaScript I/O path (DBSMACK_IO=js) nothing is batched
+      if (batch === 'on' && result.target.io === 'native')
+        assert.ok(batched > 300, `${batched} transactions batched`);
+      else assert.equal(batched, 0);
+      // seven statements a transaction, each counted under its own command
+      assert.equal(result.totals.queries, 7 * 450, `${mode}, batches ${batch}`);
+    }
   }
 });
 
@@ -748,11 +750,11 @@ test("statements one after the other as one sequence (-M prepared, -M simple): a
       });
       assert.equal(ours.code, 0, ours.stderr);
       assert.equal(await drawn(), expected, `${mode}, batches ${batch}: another sequence of values`);
-      // under -M prepared the transactions run as statement batches (five statements an event), a retry
-      // after the failed one's rollback; under -M simple as sequences
+      // the transactions run as statement batches (five statements an event: executions, or text queries
+      // under -M simple), a retry after the failed one's rollback
       const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
       const batched = result.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
-      if (mode === 'prepared' && batch === 'on' && result.target.io === 'native')
+      if (batch === 'on' && result.target.io === 'native')
         assert.ok(batched > 200, `${mode}: ${batched} transactions batched`);
       else assert.equal(batched, 0, `${mode}, batches ${batch}`);
       assert.equal(

@@ -195,6 +195,8 @@ export class Client implements ClientContext {
   private readonly batchSlots = new Int32Array(BATCH_MAX);
   /** The batch is in the core; results before `batchNext` are recorded. */
   private batchInFlight = false;
+  /** The batch is of text queries (`SingleStatement.sql`), not executions. */
+  private batchText = false;
   private batchNext = 0;
   /** The batch's submit (epoch µs): its results' end times count from it. */
   private batchT0 = 0;
@@ -728,7 +730,7 @@ export class Client implements ClientContext {
     this.batchNext = 0;
     this.batchEventStart = start;
     this.batchInFlight = true;
-    await (this.conn as Required<Connection>).runBatch(batch);
+    await (this.conn as Required<Connection>).runBatch(batch, this.batchText);
     this.batchInFlight = false;
     const ok = this.batchRan(batch);
     const g = this.group;
@@ -792,11 +794,15 @@ export class Client implements ClientContext {
       }
     }
     const drawn = Math.min(want, this.pendingN);
+    const text = drawn > 0 && (pending[0] as SingleStatement).sql !== undefined;
+    this.batchText = text;
     let i = 0;
     for (; i < drawn; i++) {
       const e = pending[i] as SingleStatement;
-      const p = e.statement.prepared ? this.prepared[e.statement.id] : undefined;
-      const bytes = p?.encode?.(e.params);
+      let bytes: Uint8Array | undefined;
+      if (text) bytes = e.sql === undefined ? undefined : this.conn.encodeQuery?.(e.sql);
+      else if (e.sql === undefined && e.statement.prepared)
+        bytes = this.prepared[e.statement.id]?.encode?.(e.params);
       if (bytes === undefined) break; // runs on its own (it prepares the statement), or after this batch
       batch.add(bytes);
       this.batchSlots[i] = this.slots[e.statement.id] as number;
@@ -840,11 +846,21 @@ export class Client implements ClientContext {
     if (this.pendingN === 0) return handler.event();
     const g = this.group;
     let done: Promise<unknown>;
+    const first = this.pending[0] as SingleStatement;
     if (g === 1) {
-      const e = this.pending[0] as SingleStatement;
-      done = this.run(e.statement, e.params);
-    } else {
+      done =
+        first.sql === undefined
+          ? this.run(first.statement, first.params)
+          : this.query(first.statement.type, first.sql);
+    } else if (first.sql === undefined) {
       done = this.runSequence(this.pending.slice(0, g));
+    } else {
+      const queries: AdhocQuery[] = [];
+      for (let i = 0; i < g; i++) {
+        const e = this.pending[i] as SingleStatement;
+        queries.push({ type: e.statement.type, sql: e.sql as string });
+      }
+      done = this.querySequence(queries);
     }
     this.pending.copyWithin(0, g, this.pendingN);
     this.pendingN -= g;

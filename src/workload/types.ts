@@ -175,6 +175,12 @@ export interface AdhocQuery {
 export interface SingleStatement {
   readonly statement: Statement;
   readonly params?: readonly unknown[] | undefined;
+  /**
+   * A text query to send instead of executing `statement` (pgbench's `-M simple`: the script's SQL with the
+   * values put in), recorded under the statement's type as `ctx.query` records it. A handler's draws are all
+   * text queries or none.
+   */
+  readonly sql?: string;
 }
 
 /** What the engine does after an error in an event (see `ClientHandler.onError`). */

@@ -519,7 +519,14 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   // numbers (singleFailed). The ring is one flat array (four numbers a state): as arrays of their own, its
   // 258 states were ~37 KB of heap per client.
   const { sets, sqls } = one;
-  const stmts = sqls.map((c) => statements.get(c.type) as Statement);
+  // -M simple: each command sent as text with the values put in (SingleStatement.sql), recorded under the
+  // type of a statement declared for it (never prepared)
+  const simple = mode === 'simple';
+  const stmts = sqls.map(
+    (c) =>
+      statements.get(c.type) ??
+      ctx.statement(c.type, placeholderSql(c.template, ctx.driver), { prepare: false }),
+  );
   const RING = BATCH_MAX + 2;
   const ring = new Float64Array(4 * RING);
   let draws = 0;
@@ -563,10 +570,15 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
   if (sqls.length === 1) {
     const only = sqls[0] as SqlCommand;
     const stmt = stmts[0] as Statement;
-    handler.single = () => {
-      drawSets();
-      return { statement: stmt, params: params(only) };
-    };
+    handler.single = simple
+      ? () => {
+          drawSets();
+          return { statement: stmt, sql: substituted(only) };
+        }
+      : () => {
+          drawSets();
+          return { statement: stmt, params: params(only) };
+        };
   } else {
     handler.sequenceLength = sqls.length;
     handler.sequence = () => {
@@ -574,8 +586,14 @@ export function scriptRunner(ctx: ClientContext, cfg: RunnerConfig): ClientHandl
       if (rollbackFirst) throw new Error('a transaction is open');
       drawSets();
       const items: SingleStatement[] = [];
-      for (let i = 0; i < sqls.length; i++)
-        items.push({ statement: stmts[i] as Statement, params: params(sqls[i] as SqlCommand) });
+      for (let i = 0; i < sqls.length; i++) {
+        const c = sqls[i] as SqlCommand;
+        items.push(
+          simple
+            ? { statement: stmts[i] as Statement, sql: substituted(c) }
+            : { statement: stmts[i] as Statement, params: params(c) },
+        );
+      }
       return items;
     };
   }
@@ -601,14 +619,15 @@ export function sequencesOf(script: Script, mode: QueryMode): Int32Array {
 
 /**
  * The script's \set commands and its statements, when its transactions can run as statement batches: one
- * script, prepared statements, nothing timed apart (-r, -L, several scripts) and no connection per
- * transaction; the script is only \set commands and then SQL commands (no \gset or \aset, none compound),
+ * script, prepared statements or text queries (-M prepared or simple; not extended), nothing timed apart
+ * (-r, -L, several scripts) and no connection per transaction; the script is only \set commands and then
+ * SQL commands (no \gset or \aset, none compound under -M prepared, where the server refuses them),
  * one without transaction control or several that close every transaction they open (TPC-B's BEGIN … END:
  * a batch never ends inside one); and no \set reads a variable the script sets, or prints (debug()), so
  * that evaluating the \set commands again from the same random state gives the same values.
  */
 export function batchable(cfg: RunnerConfig): { sets: MetaCommand[]; sqls: SqlCommand[] } | undefined {
-  if (cfg.mode !== 'prepared' || cfg.scripts.length !== 1) return undefined;
+  if (cfg.mode === 'extended' || cfg.scripts.length !== 1) return undefined;
   if (cfg.perCommand || cfg.connect || cfg.latencyLimitUs > 0) return undefined;
   const cmds = (cfg.scripts[0] as Script).commands;
   const sets: MetaCommand[] = [];
@@ -623,7 +642,8 @@ export function batchable(cfg: RunnerConfig): { sets: MetaCommand[]; sqls: SqlCo
   let open = false;
   for (; i < cmds.length; i++) {
     const c = cmds[i] as Command;
-    if (c.kind !== 'sql' || c.store !== undefined || c.compound) return undefined;
+    if (c.kind !== 'sql' || c.store !== undefined || (c.compound && cfg.mode === 'prepared'))
+      return undefined;
     if (c.tx === 'begin') open = true;
     else if (c.tx === 'end') open = false;
     sqls.push(c);

@@ -6,6 +6,8 @@
  *     of 16 statements, each a round trip of its own (BEGIN, the body as one sequence: ctx.runSequence, COMMIT)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
+ *   - (`--only pgbench-simple`) `pgbench -S -M simple` (pgbench's default mode: text queries) vs `dbsmack
+ *     pgbench` with the same command line
  *   - (`--only pgbench-tpcb`, `pgbench-tpcb-simple`) pgbench's default script (TPC-B, seven statements a
  *     transaction) with `-M prepared`, or with pgbench's default `-M simple`, vs `dbsmack pgbench` with the
  *     same command line; their figures are per transaction
@@ -32,7 +34,8 @@
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
- *        [--only mysql,postgres,pgbench,sqlite,mysql-ro,postgres-ro,pgbench-tpcb,pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,pgbench-tpcb,
+ *        pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
  *        environment variables and with those options, after the same peer run: `--variant
@@ -96,6 +99,7 @@ const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'postgres-ro',
   'pgbench-tpcb',
   'pgbench-tpcb-simple',
+  'pgbench-simple',
 ]);
 const EXTRA = (values['dbsmack-args'] as string).split(/\s+/).filter((s) => s !== '');
 /**
@@ -162,16 +166,16 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
 function pgbenchArgs(script: PgbenchScript, n: number, once: boolean): string[] {
   const jobs = Math.min(n, Number(values['pgbench-jobs']));
   const limit = once ? ['-t', '1'] : ['-T', String(TIME)];
-  const which = script === 'select' ? ['-S'] : [];
-  const mode = script === 'tpcb-simple' ? ['-M', 'simple'] : ['-M', 'prepared'];
+  const which = script === 'select' || script === 'select-simple' ? ['-S'] : [];
+  const mode = script === 'tpcb-simple' || script === 'select-simple' ? ['-M', 'simple'] : ['-M', 'prepared'];
   return [...which, ...mode, '-n', '-c', String(n), '-j', String(jobs), ...limit];
 }
 
 /**
  * pgbench's built-in scripts the pairs run: `-S` (one point select) or its default, TPC-B (seven statements),
- * with `-M prepared`, or TPC-B with pgbench's default `-M simple` (text queries).
+ * with `-M prepared`, or with pgbench's default `-M simple` (text queries).
  */
-type PgbenchScript = 'select' | 'tpcb' | 'tpcb-simple';
+type PgbenchScript = 'select' | 'select-simple' | 'tpcb' | 'tpcb-simple';
 
 /** Its figures count transactions (for -S, one query each). */
 function pgbench(url: string, n: number, script: PgbenchScript, once = false): Sample {
@@ -353,6 +357,17 @@ for (const n of CLIENTS) {
       runDbsmack: (v, once) => dbsmackPgbench(url, n, 'select', v, once),
     });
   }
+  if (ONLY.has('pgbench-simple')) {
+    const url = values.pg as string;
+    pairs.push({
+      name: 'postgres pgbench -S -M simple',
+      peer: 'pgbench',
+      clients: n,
+      server: localServer(url),
+      runPeer: (once) => pgbench(url, n, 'select-simple', once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'select-simple', v, once),
+    });
+  }
   // pgbench's default script (TPC-B): BEGIN, three updates, a select, an insert, END, each its own round trip;
   // figures per transaction
   for (const [name, script] of [
@@ -384,7 +399,7 @@ if (ONLY.has('sqlite')) {
 
 if (ONLY.has('mysql') || ONLY.has('mysql-ro')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
 if (ONLY.has('postgres') || ONLY.has('postgres-ro')) ensureSbtest(parseTarget(values.pg as string), SIZE);
-if (ONLY.has('pgbench') || ONLY.has('pgbench-tpcb') || ONLY.has('pgbench-tpcb-simple'))
+if (['pgbench', 'pgbench-simple', 'pgbench-tpcb', 'pgbench-tpcb-simple'].some((o) => ONLY.has(o)))
   ensurePgbench(values.pg as string);
 
 /**
@@ -407,6 +422,8 @@ function warmUp(): void {
     runs.push(['pgbench', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
   if (ONLY.has('pgbench-tpcb-simple'))
     runs.push(['pgbench', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
+  if (ONLY.has('pgbench-simple'))
+    runs.push(['pgbench', '-S', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);
   if (ONLY.has('sqlite'))
     runs.push(['run', 'select1', '--db', `sqlite:${path.join(TMP, 'warm.sqlite')}`, ...short]);
   for (const args of runs) {

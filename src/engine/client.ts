@@ -206,9 +206,9 @@ export class Client implements ClientContext {
    * Events drawn for a batch and not run yet (the batch ended early: an error, its budget, a boundary), in
    * the order drawn: the next events take them before drawing again, the tries after an error too, so every
    * event gets the draw it gets on the per-statement path (a workload's draws may carry state: a counter).
-   * Their statements (`group` an event) are `pending[0]` to `pending[pendingN - 1]`; the array itself is never shortened, because setting
-   * an array's length to 0 gives up its backing store, which the next batch then grew again element by
-   * element (about 1% of a load thread's user time at 32 clients).
+   * Their statements (`group` an event) are `pending[0]` to `pending[pendingN - 1]`; the array itself is
+   * never shortened, because setting an array's length to 0 gives up its backing store, which the next
+   * batch then grew again element by element (about 1% of a load thread's user time at 32 clients).
    */
   private readonly pending: SingleStatement[] = [];
   private pendingN = 0;

@@ -123,6 +123,8 @@ export interface ClientHandler {
    * statements, END): `sequence()` draws the event's statements and parameters, the same draws as `event()`,
    * which must then be `ctx.runSequence` of them. Batched, no event starts after the batch's deadline, but
    * the statements of one that started all run (a transaction is not cut in its middle). Not with `single`.
+   * The engine does not see a transaction its statements open (`ctx.begin` is not called): a handler whose
+   * events do gives `singleFailed` too, and closes it after a failure (pgbench's runner does).
    */
   sequence?(): readonly SingleStatement[];
   sequenceLength?: number;

@@ -337,6 +337,18 @@ for (const n of CLIENTS) {
       runDbsmack: (v, once) => dbsmack(v, 'oltp_read_only', url as string, n, sysbenchArgs, once),
     });
   }
+  /** `dbsmack pgbench` against pgbench with the same command line: pgbench's own script through dbsmack's runner. */
+  const samePgbench = (name: string, script: PgbenchScript): Pair => {
+    const url = values.pg as string;
+    return {
+      name,
+      peer: 'pgbench',
+      clients: n,
+      server: localServer(url),
+      runPeer: (once) => pgbench(url, n, script, once),
+      runDbsmack: (v, once) => dbsmackPgbench(url, n, script, v, once),
+    };
+  };
   if (ONLY.has('pgbench')) {
     const url = values.pg as string;
     pairs.push({
@@ -348,43 +360,15 @@ for (const n of CLIENTS) {
       runDbsmack: (v, once) =>
         dbsmack(v, path.join(ROOT, 'bench', 'pgbench-select.ts'), url, n, ['--scale', '1'], once),
     });
-    pairs.push({
-      name: 'postgres pgbench -S script',
-      peer: 'pgbench',
-      clients: n,
-      server: localServer(url),
-      runPeer: (once) => pgbench(url, n, 'select', once),
-      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'select', v, once),
-    });
+    pairs.push(samePgbench('postgres pgbench -S script', 'select'));
   }
-  if (ONLY.has('pgbench-simple')) {
-    const url = values.pg as string;
-    pairs.push({
-      name: 'postgres pgbench -S -M simple',
-      peer: 'pgbench',
-      clients: n,
-      server: localServer(url),
-      runPeer: (once) => pgbench(url, n, 'select-simple', once),
-      runDbsmack: (v, once) => dbsmackPgbench(url, n, 'select-simple', v, once),
-    });
-  }
+  if (ONLY.has('pgbench-simple')) pairs.push(samePgbench('postgres pgbench -S -M simple', 'select-simple'));
   // pgbench's default script (TPC-B): BEGIN, three updates, a select, an insert, END, each its own round trip;
   // figures per transaction
-  for (const [name, script] of [
-    ['pgbench-tpcb', 'tpcb'],
-    ['pgbench-tpcb-simple', 'tpcb-simple'],
-  ] as const) {
-    if (!ONLY.has(name)) continue;
-    const url = values.pg as string;
-    pairs.push({
-      name: `postgres pgbench TPC-B -M ${script === 'tpcb' ? 'prepared' : 'simple'} (per transaction)`,
-      peer: 'pgbench',
-      clients: n,
-      server: localServer(url),
-      runPeer: (once) => pgbench(url, n, script, once),
-      runDbsmack: (v, once) => dbsmackPgbench(url, n, script, v, once),
-    });
-  }
+  if (ONLY.has('pgbench-tpcb'))
+    pairs.push(samePgbench('postgres pgbench TPC-B -M prepared (per transaction)', 'tpcb'));
+  if (ONLY.has('pgbench-tpcb-simple'))
+    pairs.push(samePgbench('postgres pgbench TPC-B -M simple (per transaction)', 'tpcb-simple'));
 }
 if (ONLY.has('sqlite')) {
   const file = path.join(TMP, 'select1.sqlite');

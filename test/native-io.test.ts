@@ -550,6 +550,13 @@ for (const driver of ['mysql', 'postgres'] as const) {
         ['run', 'oltp_point_select', '--db', url, ...sb, '--clients', '3', '--events', '2000'],
       ],
       ['update index', ['run', 'oltp_update_index', '--db', url, ...sb, '--clients', '2', '--events', '500']],
+      // whole transactions as sequences (BEGIN, the body, COMMIT: OltpClient.transaction)
+      ['read only', ['run', 'oltp_read_only', '--db', url, ...sb, '--clients', '3', '--events', '300']],
+      ['read write', ['run', 'oltp_read_write', '--db', url, ...sb, '--clients', '1', '--events', '150']],
+      [
+        'write only, no transactions',
+        ['run', 'oltp_write_only', '--db', url, ...sb, '--skip-trx=on', '--clients', '1', '--events', '150'],
+      ],
     ];
     for (const [name, args] of runs) {
       const out: Record<string, unknown> = {};

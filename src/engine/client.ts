@@ -864,7 +864,7 @@ export class Client implements ClientContext {
     }
     this.pending.copyWithin(0, g, this.pendingN);
     this.pendingN -= g;
-    if (handler.singleFailed === undefined) return done;
+    if (handler.singleFailed === undefined && handler.sequenceTransaction !== true) return done;
     // as a batched event that failed
     return done.catch((err: unknown) => {
       throw this.drawnFailed(handler, asDbError(err), g === 1 ? 0 : this.sequenceIndex);
@@ -875,9 +875,12 @@ export class Client implements ClientContext {
    * A drawn event (batched or pending) failed with `err` at its statement `at`: a workload that replays a
    * failed event's draw (ClientHandler.singleFailed: pgbench) undoes the draws after it, which are dropped,
    * and names the error its event() would have thrown; otherwise the error as it is, and the drawn events
-   * run next.
+   * run next. An event that is a transaction (ClientHandler.sequenceTransaction) and failed after its first
+   * statement left it open: marked so (`inTx`), it is rolled back before the error policy.
    */
   private drawnFailed(handler: ClientHandler, err: DbError, at: number): unknown {
+    // a transaction the event's first statement opened is open: runEvent rolls it back
+    if (at > 0 && handler.sequenceTransaction === true) this.inTx = true;
     if (handler.singleFailed === undefined) return err;
     const unrun = this.pendingN / this.group;
     this.pendingN = 0;

@@ -124,10 +124,18 @@ export interface ClientHandler {
    * which must then be `ctx.runSequence` of them. Batched, no event starts after the batch's deadline, but
    * the statements of one that started all run (a transaction is not cut in its middle). Not with `single`.
    * The engine does not see a transaction its statements open (`ctx.begin` is not called): a handler whose
-   * events do gives `singleFailed` too, and closes it after a failure (pgbench's runner does).
+   * events do gives `singleFailed` too, and closes it after a failure (pgbench's runner does), or says
+   * `sequenceTransaction`.
    */
   sequence?(): readonly SingleStatement[];
   sequenceLength?: number;
+  /**
+   * With `sequence`: each event is one transaction, its first statement opening it (BEGIN) and its last
+   * ending it (COMMIT). When a statement after the first fails, the engine rolls the transaction back before
+   * the error policy, as it does for an `event()` that failed after `ctx.begin()` (sysbench's OLTP
+   * transactions).
+   */
+  sequenceTransaction?: boolean;
   /**
    * With `single` or `sequence`: a batched event's statement failed with `error` (statement `at` of the
    * event, 0 for `single`), and the last `unrun` events drawn after it will not run. Undo those draws (the

@@ -6,6 +6,7 @@
 import {
   C_TEMPLATE,
   type ClientContext,
+  type ClientHandler,
   type Distribution,
   distributionFromOptions,
   PAD_TEMPLATE,
@@ -57,6 +58,57 @@ export class OltpClient {
 
   private stmt(t: number, k: Key): Statement {
     return this.stmts[t]?.[k] as Statement;
+  }
+
+  /**
+   * A transaction as one `ClientHandler.sequence` (BEGIN, the body `draw` draws, COMMIT), so that the
+   * engine batches whole transactions on the native I/O core: the handler's sequence fields, or undefined
+   * where its statements are not prepared (`--db-ps-mode=disable`) or the body is empty. `length` is how
+   * many statements `draw` always draws. BEGIN and COMMIT are prepared statements here (sysbench prepares
+   * them too), recorded as `begin` and `commit` as `ctx.begin()` and `ctx.commit()` record theirs.
+   */
+  transaction(
+    draw: (out: SingleStatement[]) => void,
+    length: number,
+  ): Pick<ClientHandler, 'sequence' | 'sequenceLength' | 'sequenceTransaction'> | undefined {
+    if (this.o.db_ps_mode === 'disable' || length <= 0) return undefined;
+    if (this.o.skip_trx) {
+      return {
+        sequenceLength: length,
+        sequence: () => {
+          const out: SingleStatement[] = [];
+          draw(out);
+          return out;
+        },
+      };
+    }
+    const begin: SingleStatement = { statement: this.ctx.statement('begin', 'BEGIN', { kind: 'other' }) };
+    const commit: SingleStatement = { statement: this.ctx.statement('commit', 'COMMIT', { kind: 'other' }) };
+    return {
+      sequenceLength: length + 2,
+      sequenceTransaction: true,
+      sequence: () => {
+        const out: SingleStatement[] = [begin];
+        draw(out);
+        out.push(commit);
+        return out;
+      },
+    };
+  }
+
+  /** Statements a transaction's body draws with these options (see `transaction`). */
+  bodyLength(groups: { reads: boolean; writes: boolean }): number {
+    const o = this.o;
+    // a negative count draws nothing, as sysbench's loops run none
+    const c = (x: number): number => Math.max(0, x);
+    let n = 0;
+    if (groups.reads) {
+      n += c(o.point_selects);
+      if (o.range_selects)
+        n += c(o.simple_ranges) + c(o.sum_ranges) + c(o.order_ranges) + c(o.distinct_ranges);
+    }
+    if (groups.writes) n += c(o.index_updates) + c(o.non_index_updates) + 2 * c(o.delete_inserts);
+    return n;
   }
 
   async begin(): Promise<void> {

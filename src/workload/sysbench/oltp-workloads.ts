@@ -25,6 +25,7 @@ function oltp(
   event: (c: OltpClient) => Promise<void>,
   extra: Partial<Workload> = {},
   single?: (c: OltpClient) => (() => SingleStatement) | undefined,
+  sequence?: (c: OltpClient) => ReturnType<OltpClient['transaction']>,
 ): Workload {
   return defineWorkload({
     name,
@@ -38,7 +39,13 @@ function oltp(
       const onError = sysbenchOnError(ctx.driver, ctx.options);
       const c = new OltpClient(ctx, keys);
       const one = single?.(c);
-      return { event: () => event(c), ...(onError ? { onError } : {}), ...(one ? { single: one } : {}) };
+      const tx = sequence?.(c);
+      return {
+        event: () => event(c),
+        ...(onError ? { onError } : {}),
+        ...(one ? { single: one } : {}),
+        ...(tx ?? {}),
+      };
     },
     ...extra,
   });
@@ -53,36 +60,58 @@ const READS = ['point_selects', 'simple_ranges', 'sum_ranges', 'order_ranges', '
 const WRITES = ['index_updates', 'non_index_updates', 'deletes', 'inserts'] as const;
 
 // A transaction's body is one sequence (ClientContext.runSequence): drawn whole in sysbench's order, run
-// one statement at a time; under BEGIN and COMMIT of their own, as sysbench sends them.
-export const oltpReadOnly = oltp('oltp_read_only', READS, async (c) => {
-  await c.begin();
-  await c.run((out) => {
-    c.drawPointSelects(out);
-    c.drawRangeSelects(out);
-  });
-  await c.commit();
+// one statement at a time; under BEGIN and COMMIT of their own, as sysbench sends them. Where statements
+// are prepared, the whole transaction is also a `sequence` (OltpClient.transaction): on the native I/O core
+// the engine runs transactions in batches, each statement still one round trip of its own.
+const readBody = (c: OltpClient) => (out: SingleStatement[]) => {
+  c.drawPointSelects(out);
+  c.drawRangeSelects(out);
+};
+const writeBody = (c: OltpClient) => (out: SingleStatement[]) => {
+  c.drawIndexUpdates(out);
+  c.drawNonIndexUpdates(out);
+  c.drawDeleteInserts(out);
+};
+const readWriteBody = (c: OltpClient) => {
+  const reads = readBody(c);
+  const writes = writeBody(c);
+  return (out: SingleStatement[]) => {
+    reads(out);
+    writes(out);
+  };
+};
+
+/** A transaction workload: BEGIN, the body, COMMIT (skipped with --skip-trx). */
+function transactions(
+  name: BuiltinName,
+  keys: readonly (typeof STATEMENT_TYPES)[number][],
+  body: (c: OltpClient) => (out: SingleStatement[]) => void,
+  groups: { reads: boolean; writes: boolean },
+): Workload {
+  return oltp(
+    name,
+    keys,
+    async (c) => {
+      await c.begin();
+      await c.run(body(c));
+      await c.commit();
+    },
+    {},
+    undefined,
+    (c) => c.transaction(body(c), c.bodyLength(groups)),
+  );
+}
+
+export const oltpReadOnly = transactions('oltp_read_only', READS, readBody, { reads: true, writes: false });
+
+export const oltpReadWrite = transactions('oltp_read_write', [...READS, ...WRITES], readWriteBody, {
+  reads: true,
+  writes: true,
 });
 
-export const oltpReadWrite = oltp('oltp_read_write', [...READS, ...WRITES], async (c) => {
-  await c.begin();
-  await c.run((out) => {
-    c.drawPointSelects(out);
-    c.drawRangeSelects(out);
-    c.drawIndexUpdates(out);
-    c.drawNonIndexUpdates(out);
-    c.drawDeleteInserts(out);
-  });
-  await c.commit();
-});
-
-export const oltpWriteOnly = oltp('oltp_write_only', WRITES, async (c) => {
-  await c.begin();
-  await c.run((out) => {
-    c.drawIndexUpdates(out);
-    c.drawNonIndexUpdates(out);
-    c.drawDeleteInserts(out);
-  });
-  await c.commit();
+export const oltpWriteOnly = transactions('oltp_write_only', WRITES, writeBody, {
+  reads: false,
+  writes: true,
 });
 
 export const oltpPointSelect = oltp(

@@ -3,7 +3,8 @@
  *
  *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
  *   - (`--only mysql-ro,postgres-ro`) `sysbench oltp_read_only` vs `dbsmack run oltp_read_only`: transactions
- *     of 16 statements, each a round trip of its own (BEGIN, the body as one sequence: ctx.runSequence, COMMIT)
+ *     of 16 statements, each a round trip of its own (dbsmack batches whole transactions on the native core:
+ *     ClientHandler.sequence); (`mysql-rw`, `postgres-rw`) the same with `oltp_read_write` (22 statements)
  *   - `pgbench -S -M prepared` vs `dbsmack run ./bench/pgbench-select.ts` on PostgreSQL, and vs
  *     `dbsmack pgbench -S -M prepared` (the same command line: pgbench's own script, run by dbsmack)
  *   - (`--only pgbench-simple`) `pgbench -S -M simple` (pgbench's default mode: text queries) vs `dbsmack
@@ -34,8 +35,8 @@
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
- *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,pgbench-tpcb,
- *        pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
+ *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,mysql-rw,postgres-rw,
+ *        pgbench-tpcb,pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
  *        environment variables and with those options, after the same peer run: `--variant
@@ -97,6 +98,8 @@ const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'sqlite',
   'mysql-ro',
   'postgres-ro',
+  'mysql-rw',
+  'postgres-rw',
   'pgbench-tpcb',
   'pgbench-tpcb-simple',
   'pgbench-simple',
@@ -321,20 +324,23 @@ for (const n of CLIENTS) {
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
-  // transactions of 16 statements (BEGIN, 10 point selects, 4 ranges, COMMIT), each its own round trip:
-  // the per-statement path rather than the batches of the one-statement events above
-  for (const [name, url] of [
-    ['mysql-ro', values.mysql],
-    ['postgres-ro', values.pg],
+  // transactions: read_only, 16 statements (BEGIN, 10 point selects, 4 ranges, COMMIT), read_write 22 (the
+  // same and 2 updates, a DELETE and an INSERT), each statement its own round trip; dbsmack batches whole
+  // transactions (ClientHandler.sequence)
+  for (const [name, url, workload] of [
+    ['mysql-ro', values.mysql, 'oltp_read_only'],
+    ['postgres-ro', values.pg, 'oltp_read_only'],
+    ['mysql-rw', values.mysql, 'oltp_read_write'],
+    ['postgres-rw', values.pg, 'oltp_read_write'],
   ] as const) {
     if (!ONLY.has(name)) continue;
     pairs.push({
-      name: `${name === 'mysql-ro' ? 'mariadb' : 'postgres'} read_only`,
+      name: `${name.startsWith('mysql') ? 'mariadb' : 'postgres'} ${workload.slice(5)}`,
       peer: 'sysbench',
       clients: n,
       server: localServer(url as string),
-      runPeer: (once) => sysbenchRun('oltp_read_only', url as string, n, SIZE, TIME, once ? n : undefined),
-      runDbsmack: (v, once) => dbsmack(v, 'oltp_read_only', url as string, n, sysbenchArgs, once),
+      runPeer: (once) => sysbenchRun(workload, url as string, n, SIZE, TIME, once ? n : undefined),
+      runDbsmack: (v, once) => dbsmack(v, workload, url as string, n, sysbenchArgs, once),
     });
   }
   /** `dbsmack pgbench` against pgbench with the same command line: pgbench's own script through dbsmack's runner. */
@@ -381,8 +387,10 @@ if (ONLY.has('sqlite')) {
   });
 }
 
-if (ONLY.has('mysql') || ONLY.has('mysql-ro')) ensureSbtest(parseTarget(values.mysql as string), SIZE);
-if (ONLY.has('postgres') || ONLY.has('postgres-ro')) ensureSbtest(parseTarget(values.pg as string), SIZE);
+if (['mysql', 'mysql-ro', 'mysql-rw'].some((o) => ONLY.has(o)))
+  ensureSbtest(parseTarget(values.mysql as string), SIZE);
+if (['postgres', 'postgres-ro', 'postgres-rw'].some((o) => ONLY.has(o)))
+  ensureSbtest(parseTarget(values.pg as string), SIZE);
 if (['pgbench', 'pgbench-simple', 'pgbench-tpcb', 'pgbench-tpcb-simple'].some((o) => ONLY.has(o)))
   ensurePgbench(values.pg as string);
 
@@ -398,6 +406,8 @@ function warmUp(): void {
   if (ONLY.has('postgres')) runs.push(['run', 'oltp_point_select', '--db', values.pg as string, ...short]);
   if (ONLY.has('mysql-ro')) runs.push(['run', 'oltp_read_only', '--db', values.mysql as string, ...short]);
   if (ONLY.has('postgres-ro')) runs.push(['run', 'oltp_read_only', '--db', values.pg as string, ...short]);
+  if (ONLY.has('mysql-rw')) runs.push(['run', 'oltp_read_write', '--db', values.mysql as string, ...short]);
+  if (ONLY.has('postgres-rw')) runs.push(['run', 'oltp_read_write', '--db', values.pg as string, ...short]);
   if (ONLY.has('pgbench')) {
     runs.push(['run', path.join(ROOT, 'bench', 'pgbench-select.ts'), '--db', values.pg as string, ...short]);
     runs.push(['pgbench', '-S', '-M', 'prepared', '-n', '-c', '2', '-t', '100', '--db', values.pg as string]);

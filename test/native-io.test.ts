@@ -553,6 +553,8 @@ for (const driver of ['mysql', 'postgres'] as const) {
       // whole transactions as sequences (BEGIN, the body, COMMIT: OltpClient.transaction)
       ['read only', ['run', 'oltp_read_only', '--db', url, ...sb, '--clients', '3', '--events', '300']],
       ['read write', ['run', 'oltp_read_write', '--db', url, ...sb, '--clients', '1', '--events', '150']],
+      // text INSERTs, one an event (SingleStatement.sql)
+      ['insert', ['run', 'oltp_insert', '--db', url, ...sb, '--clients', '2', '--events', '400']],
       [
         'write only, no transactions',
         ['run', 'oltp_write_only', '--db', url, ...sb, '--skip-trx=on', '--clients', '1', '--events', '150'],

@@ -167,23 +167,22 @@ export const oltpInsert = defineWorkload({
     const unique = uniqueSequence(ctx.clientId, ctx.clients, ctx.seed);
     const withoutId = o.auto_inc && ctx.driver !== 'mysql';
     const onError = sysbenchOnError(ctx.driver, ctx.options);
+    /** One event's INSERT, drawn: the table, then k, c and pad, then the id (sysbench's order). */
+    const draw = (): string => {
+      const table = `sbtest${1 + Math.floor(ctx.random.next() * o.tables)}`;
+      const k = pick(1, o.table_size);
+      const c = randomString(ctx.random, C_TEMPLATE);
+      const pad = randomString(ctx.random, PAD_TEMPLATE);
+      if (withoutId) return `INSERT INTO ${table} (k, c, pad) VALUES (${k}, '${c}', '${pad}')`;
+      const id = o.auto_inc ? 0 : unique() - 2147483648;
+      return `INSERT INTO ${table} (id, k, c, pad) VALUES (${id}, ${k}, '${c}', '${pad}')`;
+    };
+    // declared for its type only: events of one text query each, which the engine may batch (single)
+    const inserts = ctx.statement('inserts', 'INSERT INTO sbtest1 (k) VALUES (?)', { prepare: false });
     return {
       ...(onError ? { onError } : {}),
-      event: async () => {
-        const table = `sbtest${1 + Math.floor(ctx.random.next() * o.tables)}`;
-        const k = pick(1, o.table_size);
-        const c = randomString(ctx.random, C_TEMPLATE);
-        const pad = randomString(ctx.random, PAD_TEMPLATE);
-        if (withoutId) {
-          await ctx.query('inserts', `INSERT INTO ${table} (k, c, pad) VALUES (${k}, '${c}', '${pad}')`);
-        } else {
-          const id = o.auto_inc ? 0 : unique() - 2147483648;
-          await ctx.query(
-            'inserts',
-            `INSERT INTO ${table} (id, k, c, pad) VALUES (${id}, ${k}, '${c}', '${pad}')`,
-          );
-        }
-      },
+      event: () => ctx.query('inserts', draw()),
+      single: () => ({ statement: inserts, sql: draw() }),
     };
   },
 });

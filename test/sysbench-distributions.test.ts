@@ -87,6 +87,19 @@ test('sysbench random strings: # is a digit, @ a letter, the rest copied', () =>
   assert.equal(c.length, 119);
   assert.match(c, /^(\d{11}-){9}\d{11}$/);
   assert.equal(randomString(r, PAD_TEMPLATE).length, 59);
+  // characters beyond Latin-1 are copied too, and each # and @ draws once, in order, as before them
+  const a = seededRandom(11);
+  const b = seededRandom(11);
+  const wide = randomString(a, 'é#-€@-😀#');
+  assert.match(wide, /^é\d-€[a-z]-😀\d$/u);
+  const digit = (x: number): string => String(Math.floor(x * 10));
+  const letter = (x: number): string => String.fromCharCode(97 + Math.floor(x * 26));
+  assert.equal(wide, `é${digit(b.next())}-€${letter(b.next())}-😀${digit(b.next())}`);
+  assert.equal(a.next(), b.next());
+  // the same digits whatever the template's length (the buffer grows for a long one)
+  const long = randomString(seededRandom(3), '#'.repeat(1000));
+  assert.equal(long.slice(0, 11), randomString(seededRandom(3), '#'.repeat(11)));
+  assert.match(long, /^\d{1000}$/);
 });
 
 test('unique sequence: no value repeats across clients', () => {

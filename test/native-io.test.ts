@@ -725,6 +725,49 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): a smack barrel of several queries runs as batches, counting as the other paths do`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const file = path.join(ROOT, 'test', 'fixtures', 'smack', 'barrel-mix.smack');
+    const data = tmpDir('dbsmack-native-barrel-');
+    const dropTable = async (): Promise<void> => {
+      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+      await c.query('DROP TABLE IF EXISTS smk_mix');
+      await c.close();
+    };
+    t.after(dropTable);
+    const out: Record<string, unknown> = {};
+    for (const [arm, env] of ARMS) {
+      // the table is made and loaded afresh by each run (its min_rows is never met)
+      const r = await runCli(['run', file, '3', '150', '--db', url, '-D', data, '--format', 'json'], { env });
+      assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+      const res = JSON.parse(r.stdout) as RunResult;
+      // a round is three lookups, an insert of the next unique key and a count: five text queries
+      const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+      if (arm === 'batch') assert.ok(batched > res.totals.events / 2, `${arm}: ${batched} batched`);
+      else assert.equal(batched, 0, arm);
+      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+      try {
+        const rows = await c.all("SELECT COUNT(*) AS n FROM smk_mix WHERE k LIKE 'new%'");
+        out[arm] = { ...(batchCounts(res) as object), inserted: Number(rows[0]?.n) };
+      } finally {
+        await c.close();
+      }
+    }
+    assert.deepEqual(out.batch, out.js);
+    assert.deepEqual(out['per statement'], out.js);
+    assert.deepEqual((out.js as { types: unknown }).types, {
+      select_key: 3 * 150 * 3,
+      insert_new: 3 * 150,
+      count_all: 3 * 150,
+    });
+    assert.equal((out.js as { inserted: number }).inserted, 3 * 150);
+  });
+}
+
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
   if (!needNative(t)) return;
   const target = await needServer(t, 'mysql');

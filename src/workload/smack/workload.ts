@@ -9,11 +9,19 @@ import { loadDriver } from '../../driver/index.ts';
 import type { Connection, Target } from '../../driver/types.ts';
 import { InputError } from '../../errors.ts';
 import { parseWorkloadOptions } from '../options.ts';
-import type { AdminContext, ClientContext, OptionSpec, Workload, WorkloadRef } from '../types.ts';
+import type {
+  AdminContext,
+  ClientContext,
+  ClientHandler,
+  OptionSpec,
+  SingleStatement,
+  Workload,
+  WorkloadRef,
+} from '../types.ts';
 import { type CompileOptions, compileSmack } from './compile.ts';
 import { type DictionaryInstance, dataPath, instantiate, loadWords } from './dictionary.ts';
 import { escapeWord } from './escape.ts';
-import type { Action, QueryDef, SmackModel } from './model.ts';
+import type { Action, BarrelAction, QueryDef, SmackModel } from './model.ts';
 import { parseSmack } from './parser.ts';
 import { type SmackPositional, smackPositionals } from './positionals.ts';
 import { buildGroups, groupIndexOf } from './report.ts';
@@ -39,6 +47,49 @@ export const SMACK_OPTIONS: Record<string, OptionSpec> = {
     description: 'let gen_data_file run shell commands other than gen-data',
   },
 };
+
+/** The most statements a round may have to run as one batched event (the engine's BATCH_MAX). */
+const MOST_BATCHED = 256;
+
+/**
+ * A round of the barrel drawn ahead, for the engine's statement batches on the native I/O core: `single`
+ * when a round is one query, `sequence` when it is several (text queries, `SingleStatement.sql`, the words
+ * drawn as `event()` draws them, in the same order). Undefined where a round sleeps, has no query or more
+ * than a batch holds; the caller offers it only for a barrel unloaded once (one segment), whose rounds have
+ * no main-program actions between them.
+ */
+function barrelDraws(
+  ctx: ClientContext,
+  barrel: readonly BarrelAction[],
+  typeOf: (q: QueryDef) => string,
+  sqlOf: (q: QueryDef) => string,
+): Pick<ClientHandler, 'single' | 'sequence' | 'sequenceLength'> | undefined {
+  const steps: { query: QueryDef; count: number; as: SingleStatement['statement'] }[] = [];
+  let length = 0;
+  for (const a of barrel) {
+    if (a.kind === 'sleep') return undefined;
+    if (a.count <= 0) continue;
+    // declared for its type and kind only: the round's queries go as text, as ctx.query sends them
+    steps.push({
+      query: a.query,
+      count: a.count,
+      as: ctx.statement(typeOf(a.query), a.query.sql, { prepare: false }),
+    });
+    length += a.count;
+  }
+  if (length === 0 || length > MOST_BATCHED) return undefined;
+  const first = steps[0] as (typeof steps)[number];
+  if (length === 1) return { single: () => ({ statement: first.as, sql: sqlOf(first.query) }) };
+  return {
+    sequenceLength: length,
+    sequence: () => {
+      const out: SingleStatement[] = [];
+      for (const st of steps)
+        for (let k = 0; k < st.count; k++) out.push({ statement: st.as, sql: sqlOf(st.query) });
+      return out;
+    },
+  };
+}
 
 /** Statement type of `query()` and `run_save_result()` calls in main. */
 const MAIN_TYPE = 'main';
@@ -221,7 +272,9 @@ export function smackWorkload(ref: WorkloadRef): Workload {
         }
       };
       const barrel = g.client.barrel;
+      const batched = segs.length === 1 ? barrelDraws(ctx, barrel, typeOf, sqlOf) : undefined;
       return {
+        ...batched,
         rounds: g.rounds,
         async event() {
           await advance();

@@ -48,15 +48,12 @@ export const SMACK_OPTIONS: Record<string, OptionSpec> = {
   },
 };
 
-/** The most statements a round may have to run as one batched event (the engine's BATCH_MAX). */
-const MOST_BATCHED = 256;
-
 /**
  * A round of the barrel drawn ahead, for the engine's statement batches on the native I/O core: `single`
  * when a round is one query, `sequence` when it is several (text queries, `SingleStatement.sql`, the words
- * drawn as `event()` draws them, in the same order). Undefined where a round sleeps, has no query or more
- * than a batch holds; the caller offers it only for a barrel unloaded once (one segment), whose rounds have
- * no main-program actions between them.
+ * drawn as `event()` draws them, in the same order; a round longer than a batch holds runs through
+ * `event()`). Undefined where a round sleeps or has no query; the caller offers it only for a barrel
+ * unloaded once (one segment), whose rounds have no main-program actions between them.
  */
 function barrelDraws(
   ctx: ClientContext,
@@ -77,7 +74,7 @@ function barrelDraws(
     });
     length += a.count;
   }
-  if (length === 0 || length > MOST_BATCHED) return undefined;
+  if (length === 0) return undefined;
   const first = steps[0] as (typeof steps)[number];
   if (length === 1) return { single: () => ({ statement: first.as, sql: sqlOf(first.query) }) };
   return {

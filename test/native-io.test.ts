@@ -768,6 +768,50 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+for (const driver of ['mysql', 'postgres'] as const) {
+  test(`native io (${driver}): transactions declared as sequences are rolled back after a failure, on every path`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    const url = driver === 'mysql' ? MYSQL_URL : PG_URL;
+    const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-tx.ts');
+    const table = ['--table', `sequence_tx_${process.pid}`];
+    t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
+    const out: Record<string, unknown> = {};
+    for (const a of ARMS) {
+      const [arm] = a;
+      const res = await ignoringDuplicates(driver, url, mod, table, 100, a);
+      // every 5th event of each client fails at its third statement: 20 of each client's 100
+      assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
+      const byType = Object.fromEntries(Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]));
+      assert.deepEqual(
+        byType,
+        {
+          begin: [200, 0],
+          insert: [200, 0],
+          insert_late: [160, 40],
+          insert_after: [160, 0],
+          commit: [160, 0],
+        },
+        arm,
+      );
+      const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+      if (arm === 'batch') assert.ok(batched > res.totals.events / 2, `${arm}: ${batched} batched`);
+      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+      try {
+        const rows = await c.all(`SELECT COUNT(*) AS n FROM ${table[1]} WHERE id > 0`);
+        out[arm] = { ...(batchCounts(res) as object), rows: Number(rows[0]?.n) };
+      } finally {
+        await c.close();
+      }
+    }
+    // the failed transactions' first inserts were rolled back: 3 rows for each of 2 × 80 events
+    assert.equal((out.js as { rows: number }).rows, 2 * 80 * 3);
+    assert.deepEqual(out.batch, out.js);
+    assert.deepEqual(out['per statement'], out.js);
+  });
+}
+
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
   if (!needNative(t)) return;
   const target = await needServer(t, 'mysql');

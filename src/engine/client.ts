@@ -340,7 +340,22 @@ export class Client implements ClientContext {
    * that must be prepared first is prepared here; one that cannot be encoded for a batch (or any, off the
    * native core) and the ones after it run as `run` runs them.
    */
-  async runSequence(items: readonly SingleStatement[]): Promise<void> {
+  runSequence(items: readonly SingleStatement[]): Promise<void> {
+    const done = this.statementSequence(items);
+    return this.handler?.sequenceTransaction === true ? done.catch((e) => this.sequenceFailed(e)) : done;
+  }
+
+  /**
+   * A sequence of a handler whose sequences are transactions (ClientHandler.sequenceTransaction) failed: past
+   * its first statement, the transaction that statement opened is open, and runEvent rolls it back before the
+   * error policy, on the per-statement and JavaScript paths as after a batch (drawnFailed).
+   */
+  private sequenceFailed(e: unknown): never {
+    if (this.sequenceIndex > 0) this.inTx = true;
+    throw e;
+  }
+
+  private async statementSequence(items: readonly SingleStatement[]): Promise<void> {
     const n = items.length;
     let from = 0;
     // a statement that cannot be prepared fails where it stands, after the ones before it ran
@@ -430,7 +445,12 @@ export class Client implements ClientContext {
    * Text queries in order, one at a time (ClientContext.querySequence): on the native core as one batch, as
    * `runSequence` runs prepared statements; elsewhere each as `query` runs it.
    */
-  async querySequence(queries: readonly AdhocQuery[]): Promise<void> {
+  querySequence(queries: readonly AdhocQuery[]): Promise<void> {
+    const done = this.textSequence(queries);
+    return this.handler?.sequenceTransaction === true ? done.catch((e) => this.sequenceFailed(e)) : done;
+  }
+
+  private async textSequence(queries: readonly AdhocQuery[]): Promise<void> {
     const n = queries.length;
     // checked before any runs, on either path
     for (let i = 0; i < n; i++) {

@@ -132,8 +132,9 @@ export interface ClientHandler {
   /**
    * With `sequence`: each event is one transaction, its first statement opening it (BEGIN) and its last
    * ending it (COMMIT). When a statement after the first fails, the engine rolls the transaction back before
-   * the error policy, as it does for an `event()` that failed after `ctx.begin()` (sysbench's OLTP
-   * transactions).
+   * the error policy, as it does for an `event()` that failed after `ctx.begin()`: in a batch, and when
+   * `event()` runs it as `ctx.runSequence` (or `ctx.querySequence`) of the drawn statements. sysbench's OLTP
+   * transactions say so.
    */
   sequenceTransaction?: boolean;
   /**

@@ -884,7 +884,7 @@ export class Client implements ClientContext {
     }
     this.pending.copyWithin(0, g, this.pendingN);
     this.pendingN -= g;
-    if (handler.singleFailed === undefined && handler.sequenceTransaction !== true) return done;
+    if (handler.singleFailed === undefined) return done;
     // as a batched event that failed
     return done.catch((err: unknown) => {
       throw this.drawnFailed(handler, asDbError(err), g === 1 ? 0 : this.sequenceIndex);

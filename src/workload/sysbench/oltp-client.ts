@@ -30,6 +30,12 @@ const SQL = {
 
 type Key = keyof typeof SQL;
 
+/** Which statement groups a transaction's body has: oltp_read_only the reads, oltp_write_only the writes. */
+export interface TxGroups {
+  readonly reads: boolean;
+  readonly writes: boolean;
+}
+
 /** Statement types as recorded (sysbench's statement keys). */
 export const STATEMENT_TYPES: readonly Key[] = Object.keys(SQL) as Key[];
 
@@ -61,23 +67,23 @@ export class OltpClient {
   }
 
   /**
-   * A transaction as one `ClientHandler.sequence` (BEGIN, the body `draw` draws, COMMIT), so that the
+   * A transaction as one `ClientHandler.sequence` (BEGIN, the body `drawBody` draws, COMMIT), so that the
    * engine batches whole transactions on the native I/O core: the handler's sequence fields, or undefined
-   * where its statements are not prepared (`--db-ps-mode=disable`) or the body is empty. `length` is how
-   * many statements `draw` always draws. BEGIN and COMMIT are prepared statements here (sysbench prepares
-   * them too), recorded as `begin` and `commit` as `ctx.begin()` and `ctx.commit()` record theirs.
+   * where its statements are not prepared (`--db-ps-mode=disable`) or the body is empty. BEGIN and COMMIT
+   * are prepared statements here (sysbench prepares them too), recorded as `begin` and `commit` as
+   * `ctx.begin()` and `ctx.commit()` record theirs; `--skip-trx` leaves them out.
    */
   transaction(
-    draw: (out: SingleStatement[]) => void,
-    length: number,
+    groups: TxGroups,
   ): Pick<ClientHandler, 'sequence' | 'sequenceLength' | 'sequenceTransaction'> | undefined {
+    const length = this.bodyLength(groups);
     if (this.o.db_ps_mode === 'disable' || length <= 0) return undefined;
     if (this.o.skip_trx) {
       return {
         sequenceLength: length,
         sequence: () => {
           const out: SingleStatement[] = [];
-          draw(out);
+          this.drawBody(out, groups);
           return out;
         },
       };
@@ -89,15 +95,28 @@ export class OltpClient {
       sequenceTransaction: true,
       sequence: () => {
         const out: SingleStatement[] = [begin];
-        draw(out);
+        this.drawBody(out, groups);
         out.push(commit);
         return out;
       },
     };
   }
 
-  /** Statements a transaction's body draws with these options (see `transaction`). */
-  bodyLength(groups: { reads: boolean; writes: boolean }): number {
+  /** A transaction's body in sysbench's order: the reads, then the writes, of the groups asked for. */
+  drawBody(out: SingleStatement[], groups: TxGroups): void {
+    if (groups.reads) {
+      this.drawPointSelects(out);
+      this.drawRangeSelects(out);
+    }
+    if (groups.writes) {
+      this.drawIndexUpdates(out);
+      this.drawNonIndexUpdates(out);
+      this.drawDeleteInserts(out);
+    }
+  }
+
+  /** Statements `drawBody` draws with these options. */
+  bodyLength(groups: TxGroups): number {
     const o = this.o;
     // a negative count draws nothing, as sysbench's loops run none
     const c = (x: number): number => Math.max(0, x);

@@ -15,7 +15,7 @@ import {
 } from '../../index.ts';
 import { BUILTIN_DESCRIPTIONS, type BuiltinName } from '../catalog.ts';
 import { sysbenchOnError } from './errors.ts';
-import { OltpClient, type STATEMENT_TYPES } from './oltp-client.ts';
+import { OltpClient, type STATEMENT_TYPES, type TxGroups } from './oltp-client.ts';
 import { asOltp, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
 
@@ -59,60 +59,40 @@ function checkAll(ctx: AdminContext, name: string): Promise<void> {
 const READS = ['point_selects', 'simple_ranges', 'sum_ranges', 'order_ranges', 'distinct_ranges'] as const;
 const WRITES = ['index_updates', 'non_index_updates', 'deletes', 'inserts'] as const;
 
-// A transaction's body is one sequence (ClientContext.runSequence): drawn whole in sysbench's order, run
-// one statement at a time; under BEGIN and COMMIT of their own, as sysbench sends them. Where statements
-// are prepared, the whole transaction is also a `sequence` (OltpClient.transaction): on the native I/O core
-// the engine runs transactions in batches, each statement still one round trip of its own.
-const readBody = (c: OltpClient) => (out: SingleStatement[]) => {
-  c.drawPointSelects(out);
-  c.drawRangeSelects(out);
-};
-const writeBody = (c: OltpClient) => (out: SingleStatement[]) => {
-  c.drawIndexUpdates(out);
-  c.drawNonIndexUpdates(out);
-  c.drawDeleteInserts(out);
-};
-const readWriteBody = (c: OltpClient) => {
-  const reads = readBody(c);
-  const writes = writeBody(c);
-  return (out: SingleStatement[]) => {
-    reads(out);
-    writes(out);
-  };
-};
-
-/** A transaction workload: BEGIN, the body, COMMIT (skipped with --skip-trx). */
+/**
+ * A transaction workload: BEGIN, the body of `groups`, COMMIT (skipped with --skip-trx). The body is one
+ * sequence (ClientContext.runSequence): drawn whole in sysbench's order, run one statement at a time, under
+ * BEGIN and COMMIT of their own, as sysbench sends them. Where statements are prepared, the whole
+ * transaction is also a `sequence` (OltpClient.transaction): on the native I/O core the engine runs
+ * transactions in batches, each statement still one round trip of its own.
+ */
 function transactions(
   name: BuiltinName,
   keys: readonly (typeof STATEMENT_TYPES)[number][],
-  body: (c: OltpClient) => (out: SingleStatement[]) => void,
-  groups: { reads: boolean; writes: boolean },
+  groups: TxGroups,
 ): Workload {
   return oltp(
     name,
     keys,
     async (c) => {
       await c.begin();
-      await c.run(body(c));
+      await c.run((out) => c.drawBody(out, groups));
       await c.commit();
     },
     {},
     undefined,
-    (c) => c.transaction(body(c), c.bodyLength(groups)),
+    (c) => c.transaction(groups),
   );
 }
 
-export const oltpReadOnly = transactions('oltp_read_only', READS, readBody, { reads: true, writes: false });
+export const oltpReadOnly = transactions('oltp_read_only', READS, { reads: true, writes: false });
 
-export const oltpReadWrite = transactions('oltp_read_write', [...READS, ...WRITES], readWriteBody, {
+export const oltpReadWrite = transactions('oltp_read_write', [...READS, ...WRITES], {
   reads: true,
   writes: true,
 });
 
-export const oltpWriteOnly = transactions('oltp_write_only', WRITES, writeBody, {
-  reads: false,
-  writes: true,
-});
+export const oltpWriteOnly = transactions('oltp_write_only', WRITES, { reads: false, writes: true });
 
 export const oltpPointSelect = oltp(
   'oltp_point_select',

@@ -12,7 +12,7 @@ export { UsageError } from './errors.ts';
 export type { StatementKind } from './metrics/kinds.ts';
 export type { RunResult } from './metrics/run-result.ts';
 export { seededRandom } from './seeded-random.ts';
-export { defineWorkload, oneStatement } from './workload/define.ts';
+export { defineWorkload, oneStatement, statementSequence } from './workload/define.ts';
 export {
   C_TEMPLATE,
   DISTRIBUTIONS,

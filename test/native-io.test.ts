@@ -614,7 +614,7 @@ async function ignoringDuplicates(
   mod: string,
   table: string[],
   rounds: number,
-  [arm, env]: (typeof ARMS)[number],
+  [arm, env]: readonly [string, Readonly<Record<string, string>>],
 ): Promise<RunResult> {
   const prep = await runCli(['prepare', mod, '--db', url, ...table]);
   assert.equal(prep.code, 0, prep.stderr);
@@ -778,39 +778,57 @@ for (const driver of ['mysql', 'postgres'] as const) {
     const table = ['--table', `sequence_tx_${process.pid}`];
     t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
     const out: Record<string, unknown> = {};
-    for (const a of ARMS) {
-      const [arm] = a;
-      const res = await ignoringDuplicates(driver, url, mod, table, 100, a);
-      // every 5th event of each client fails at its third statement: 20 of each client's 100
-      assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
-      const byType = Object.fromEntries(Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]));
-      assert.deepEqual(
-        byType,
-        {
-          begin: [200, 0],
-          insert: [200, 0],
-          insert_late: [160, 40],
-          insert_after: [160, 0],
-          commit: [160, 0],
-        },
-        arm,
-      );
-      const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
-      if (arm === 'batch') assert.ok(batched > res.totals.events / 2, `${arm}: ${batched} batched`);
-      const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
-      try {
-        const rows = await c.all(`SELECT COUNT(*) AS n FROM ${table[1]} WHERE id > 0`);
-        out[arm] = { ...(batchCounts(res) as object), rows: Number(rows[0]?.n) };
-      } finally {
-        await c.close();
+    // the handler's fields written out, statementSequence of prepared statements, of text queries
+    for (const form of ['fields', 'helper', 'text'])
+      for (const a of ARMS) {
+        const arm = `${form}, ${a[0]}`;
+        const res = await ignoringDuplicates(driver, url, mod, [...table, '--form', form], 100, [arm, a[1]]);
+        // every 5th event of each client fails at its third statement: 20 of each client's 100
+        assert.equal(res.totals.errors, 40, `${arm}: ${JSON.stringify(res.errors)}`);
+        const byType = Object.fromEntries(
+          Object.entries(res.types).map(([k, s]) => [k, [s.count, s.errors]]),
+        );
+        assert.deepEqual(
+          byType,
+          {
+            begin: [200, 0],
+            insert: [200, 0],
+            insert_late: [160, 40],
+            insert_after: [160, 0],
+            commit: [160, 0],
+          },
+          arm,
+        );
+        const batched = res.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
+        if (a[0] === 'batch') assert.ok(batched > res.totals.events / 2, `${arm}: ${batched} batched`);
+        else assert.equal(batched, 0, arm);
+        const c = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+        try {
+          const rows = await c.all(`SELECT COUNT(*) AS n FROM ${table[1]} WHERE id > 0`);
+          out[arm] = { ...(batchCounts(res) as object), rows: Number(rows[0]?.n) };
+        } finally {
+          await c.close();
+        }
       }
-    }
     // the failed transactions' first inserts were rolled back: 3 rows for each of 2 × 80 events
-    assert.equal((out.js as { rows: number }).rows, 2 * 80 * 3);
-    assert.deepEqual(out.batch, out.js);
-    assert.deepEqual(out['per statement'], out.js);
+    assert.equal((out['fields, js'] as { rows: number }).rows, 2 * 80 * 3);
+    for (const [arm, o] of Object.entries(out)) assert.deepEqual(o, out['fields, js'], arm);
   });
 }
+
+test('native io: a sequence drawn at another length than it declares stops the run, saying so, on every path', async (t) => {
+  if (!needNative(t)) return;
+  if (!(await needServer(t, 'postgres'))) return;
+  const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-badlen.ts');
+  for (const [arm, env] of ARMS) {
+    const r = await runCli(['run', mod, '--db', PG_URL, '--clients', '2', '--time', '5', '--no-history'], {
+      env,
+    });
+    assert.equal(r.code, 4, `${arm}: ${r.stderr}`);
+    assert.match(r.stdout + r.stderr, /sequence drew 2 statements where its length says 3/, arm);
+    assert.doesNotMatch(r.stdout + r.stderr, /internal error|at .*\.ts:\d+/i, arm);
+  }
+});
 
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {
   if (!needNative(t)) return;

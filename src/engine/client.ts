@@ -10,6 +10,7 @@ import { nowUs } from '../metrics/clock.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary } from '../metrics/outcome.ts';
 import { SeededRandom } from '../seeded-random.ts';
+import { checkLength } from '../workload/define.ts';
 import type {
   AdhocQuery,
   ClientContext,
@@ -807,9 +808,7 @@ export class Client implements ClientContext {
         } catch {
           break;
         }
-        if (items.length !== g) {
-          throw new Error(`ClientHandler.sequence drew ${items.length} statements, sequenceLength says ${g}`);
-        }
+        checkLength(items, g);
         for (let j = 0; j < g; j++) pending[this.pendingN++] = items[j] as SingleStatement;
       }
     }

@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.ts';
 import type { ClientContext, ClientHandler, SingleStatement, Workload } from './types.ts';
 
 /**
@@ -40,4 +41,61 @@ export function oneStatement(ctx: ClientContext, draw: () => SingleStatement): C
     },
     single: draw,
   };
+}
+
+/**
+ * The client handler of an event that is always `length` statements run one after the other, nothing
+ * between them (the statements of a transaction whose parameters do not depend on each other's results):
+ * `draw()` picks the event's statements and parameters, and the event runs them with `ctx.runSequence`
+ * (or `ctx.querySequence`, when the draws are text queries: `sql` set on every one). The engine may then
+ * run many such events in one call into the native I/O core (`ClientHandler.sequence`); either way every
+ * event draws the same and counts the same. `transaction: true` says each event is one transaction, its
+ * first statement BEGIN and its last COMMIT: after a statement past the first failed, the engine rolls it
+ * back before the error policy (`ClientHandler.sequenceTransaction`).
+ *
+ * ```ts
+ * client(ctx) {
+ *   const begin = ctx.statement('begin', 'BEGIN', { kind: 'other' });
+ *   const get = ctx.statement('get', 'SELECT v FROM kv WHERE k = ?');
+ *   const put = ctx.statement('put', 'UPDATE kv SET v = v + 1 WHERE k = ?');
+ *   const commit = ctx.statement('commit', 'COMMIT', { kind: 'other' });
+ *   return statementSequence(ctx, 4, () => [
+ *     { statement: begin },
+ *     { statement: get, params: [ctx.random.int(1, 1000)] },
+ *     { statement: put, params: [ctx.random.int(1, 1000)] },
+ *     { statement: commit },
+ *   ], { transaction: true });
+ * }
+ * ```
+ */
+export function statementSequence(
+  ctx: ClientContext,
+  length: number,
+  draw: () => readonly SingleStatement[],
+  options: { readonly transaction?: boolean } = {},
+): ClientHandler {
+  if (!Number.isInteger(length) || length < 1)
+    throw new UsageError(
+      `statementSequence: length must be a whole number of statements, at least 1 (got ${length})`,
+    );
+  return {
+    event: () => {
+      const items = draw();
+      checkLength(items, length);
+      const first = items[0] as SingleStatement;
+      if (first.sql === undefined) return ctx.runSequence(items);
+      return ctx.querySequence(items.map((e) => ({ type: e.statement.type, sql: e.sql as string })));
+    },
+    sequence: draw,
+    sequenceLength: length,
+    sequenceTransaction: options.transaction === true,
+  };
+}
+
+/** A sequence's draw of another length than it declared: the module's mistake, said as one. */
+export function checkLength(items: readonly SingleStatement[], length: number): void {
+  if (items.length !== length)
+    throw new UsageError(
+      `the workload's sequence drew ${items.length} statements where its length says ${length} (statementSequence, or ClientHandler.sequence and sequenceLength)`,
+    );
 }

@@ -559,6 +559,70 @@ for (const driver of ['mysql', 'postgres'] as const) {
         'write only, no transactions',
         ['run', 'oltp_write_only', '--db', url, ...sb, '--skip-trx=on', '--clients', '1', '--events', '150'],
       ],
+      // --db-ps-mode=disable: every statement a text query with its values in the SQL, batched as such
+      [
+        'read write, text',
+        [
+          'run',
+          'oltp_read_write',
+          '--db',
+          url,
+          ...sb,
+          '--db-ps-mode',
+          'disable',
+          '--clients',
+          '1',
+          '--events',
+          '150',
+        ],
+      ],
+      // one SELECT an event, batched as single events: prepared, and as text
+      [
+        'random points',
+        [
+          'run',
+          'select_random_points',
+          '--db',
+          url,
+          '--table-size',
+          '300',
+          '--clients',
+          '2',
+          '--events',
+          '600',
+        ],
+      ],
+      [
+        'random ranges, text',
+        [
+          'run',
+          'select_random_ranges',
+          '--db',
+          url,
+          '--table-size',
+          '300',
+          '--db-ps-mode=disable',
+          '--clients',
+          '2',
+          '--events',
+          '600',
+        ],
+      ],
+      [
+        'point select, text',
+        [
+          'run',
+          'oltp_point_select',
+          '--db',
+          url,
+          ...sb,
+          '--db-ps-mode=disable',
+          '--clients',
+          '2',
+          '--events',
+          '1000',
+        ],
+      ],
     ];
     for (const [name, args] of runs) {
       const out: Record<string, unknown> = {};

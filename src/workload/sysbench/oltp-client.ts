@@ -39,23 +39,66 @@ export interface TxGroups {
 /** Statement types as recorded (sysbench's statement keys). */
 export const STATEMENT_TYPES: readonly Key[] = Object.keys(SQL) as Key[];
 
+/**
+ * A statement's SQL with the values put in, as sysbench's client-side emulation of prepared statements
+ * sends it under `--db-ps-mode=disable` (`db_print_value`: numbers as they are, strings in single quotes;
+ * sysbench's strings are digits, letters and dashes, never a quote): `parts` is the SQL split at its `?`.
+ */
+export function withValues(parts: readonly string[], params: readonly (number | string)[]): string {
+  let sql = parts[0] as string;
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i] as number | string;
+    sql += (typeof v === 'string' ? `'${v}'` : String(v)) + (parts[i + 1] as string);
+  }
+  return sql;
+}
+
 export class OltpClient {
   readonly o: OltpOptions;
   readonly getId: Distribution;
   private readonly ctx: ClientContext;
   private readonly stmts: Partial<Record<Key, Statement>>[] = [];
+  /**
+   * `--db-ps-mode=disable`: every statement goes as a text query with its values in the SQL (each draw
+   * carries `sql`), as sysbench sends them then: PostgreSQL gets a simple Query, not the extended
+   * protocol's unnamed statement, and the engine batches them as text queries.
+   */
+  private readonly text: boolean;
+  /** With `text`: each table's statements' SQL split at the `?`. */
+  private readonly parts: Partial<Record<Key, readonly string[]>>[] = [];
 
   /** Declare the statements of `keys` for every table (prepared on first use, as sysbench prepares them all). */
   constructor(ctx: ClientContext, keys: readonly Key[]) {
     this.ctx = ctx;
     this.o = asOltp(ctx.options);
     this.getId = distributionFromOptions(ctx.random, ctx.options);
-    const prepare = this.o.db_ps_mode !== 'disable';
+    this.text = this.o.db_ps_mode === 'disable';
+    const prepare = !this.text;
     for (let t = 1; t <= this.o.tables; t++) {
       const s: Partial<Record<Key, Statement>> = {};
-      for (const k of keys) s[k] = ctx.statement(k, SQL[k].replace('%u', String(t)), { prepare });
+      const p: Partial<Record<Key, readonly string[]>> = {};
+      for (const k of keys) {
+        const sql = SQL[k].replace('%u', String(t));
+        s[k] = ctx.statement(k, sql, { prepare });
+        p[k] = sql.split('?');
+      }
       this.stmts[t] = s;
+      this.parts[t] = p;
     }
+  }
+
+  /** A drawn statement of table `t`: its parameters, and with `text` its SQL with them put in. */
+  private drawn(t: number, k: Key, params: (number | string)[]): SingleStatement {
+    const statement = this.stmt(t, k);
+    if (!this.text) return { statement, params };
+    return { statement, params, sql: withValues(this.parts[t]?.[k] as readonly string[], params) };
+  }
+
+  /** Run one drawn statement: executed, or sent as its text. */
+  private exec(e: SingleStatement): Promise<number> {
+    return e.sql === undefined
+      ? this.ctx.run(e.statement, e.params)
+      : this.ctx.query(e.statement.type, e.sql);
   }
 
   tableNum(): number {
@@ -69,15 +112,15 @@ export class OltpClient {
   /**
    * A transaction as one `ClientHandler.sequence` (BEGIN, the body `drawBody` draws, COMMIT), so that the
    * engine batches whole transactions on the native I/O core: the handler's sequence fields, or undefined
-   * where its statements are not prepared (`--db-ps-mode=disable`) or the body is empty. BEGIN and COMMIT
-   * are prepared statements here (sysbench prepares them too), recorded as `begin` and `commit` as
+   * where the body is empty. BEGIN and COMMIT are prepared statements here (sysbench prepares them too;
+   * text queries under `--db-ps-mode=disable`, as all the others then), recorded as `begin` and `commit` as
    * `ctx.begin()` and `ctx.commit()` record theirs; `--skip-trx` leaves them out.
    */
   transaction(
     groups: TxGroups,
   ): Pick<ClientHandler, 'sequence' | 'sequenceLength' | 'sequenceTransaction'> | undefined {
     const length = this.bodyLength(groups);
-    if (this.o.db_ps_mode === 'disable' || length <= 0) return undefined;
+    if (length <= 0) return undefined;
     if (this.o.skip_trx) {
       return {
         sequenceLength: length,
@@ -88,8 +131,13 @@ export class OltpClient {
         },
       };
     }
-    const begin: SingleStatement = { statement: this.ctx.statement('begin', 'BEGIN', { kind: 'other' }) };
-    const commit: SingleStatement = { statement: this.ctx.statement('commit', 'COMMIT', { kind: 'other' }) };
+    const prepare = !this.text;
+    const edge = (type: string, sql: string): SingleStatement => {
+      const statement = this.ctx.statement(type, sql, { kind: 'other', prepare });
+      return prepare ? { statement } : { statement, sql };
+    };
+    const begin = edge('begin', 'BEGIN');
+    const commit = edge('commit', 'COMMIT');
     return {
       sequenceLength: length + 2,
       sequenceTransaction: true,
@@ -145,16 +193,15 @@ export class OltpClient {
    */
   drawPointSelects(out: SingleStatement[], count = this.o.point_selects): void {
     const t = this.tableNum();
-    const s = this.stmt(t, 'point_selects');
-    for (let i = 0; i < count; i++) out.push({ statement: s, params: [this.getId(1, this.o.table_size)] });
+    for (let i = 0; i < count; i++)
+      out.push(this.drawn(t, 'point_selects', [this.getId(1, this.o.table_size)]));
   }
 
   private drawRanges(out: SingleStatement[], key: Key, count: number): void {
     const t = this.tableNum();
-    const s = this.stmt(t, key);
     for (let i = 0; i < count; i++) {
       const id = this.getId(1, this.o.table_size);
-      out.push({ statement: s, params: [id, id + this.o.range_size - 1] });
+      out.push(this.drawn(t, key, [id, id + this.o.range_size - 1]));
     }
   }
 
@@ -168,38 +215,35 @@ export class OltpClient {
 
   drawIndexUpdates(out: SingleStatement[]): void {
     const t = this.tableNum();
-    const s = this.stmt(t, 'index_updates');
     for (let i = 0; i < this.o.index_updates; i++)
-      out.push({ statement: s, params: [this.getId(1, this.o.table_size)] });
+      out.push(this.drawn(t, 'index_updates', [this.getId(1, this.o.table_size)]));
   }
 
   drawNonIndexUpdates(out: SingleStatement[]): void {
     const t = this.tableNum();
-    const s = this.stmt(t, 'non_index_updates');
     for (let i = 0; i < this.o.non_index_updates; i++) {
       const c = randomString(this.ctx.random, C_TEMPLATE);
-      out.push({ statement: s, params: [c, this.getId(1, this.o.table_size)] });
+      out.push(this.drawn(t, 'non_index_updates', [c, this.getId(1, this.o.table_size)]));
     }
   }
 
   drawDeleteInserts(out: SingleStatement[]): void {
     const t = this.tableNum();
-    const del = this.stmt(t, 'deletes');
-    const ins = this.stmt(t, 'inserts');
     for (let i = 0; i < this.o.delete_inserts; i++) {
       const id = this.getId(1, this.o.table_size);
       const k = this.getId(1, this.o.table_size);
       const c = randomString(this.ctx.random, C_TEMPLATE);
       const pad = randomString(this.ctx.random, PAD_TEMPLATE);
-      out.push({ statement: del, params: [id] }, { statement: ins, params: [id, k, c, pad] });
+      out.push(this.drawn(t, 'deletes', [id]), this.drawn(t, 'inserts', [id, k, c, pad]));
     }
   }
 
-  /** The groups drawn by `draw`, run in order as one sequence. */
+  /** The groups drawn by `draw`, run in order as one sequence (of text queries under `text`). */
   run(draw: (out: SingleStatement[]) => void): Promise<void> {
     const out: SingleStatement[] = [];
     draw(out);
-    return this.ctx.runSequence(out);
+    if (!this.text) return this.ctx.runSequence(out);
+    return this.ctx.querySequence(out.map((e) => ({ type: e.statement.type, sql: e.sql as string })));
   }
 
   pointSelects(count = this.o.point_selects): Promise<void> {
@@ -220,17 +264,17 @@ export class OltpClient {
    */
   point(key: 'point_selects' | 'index_updates' | 'deletes'): SingleStatement {
     const t = this.tableNum();
-    return { statement: this.stmt(t, key), params: [this.getId(1, this.o.table_size)] };
+    return this.drawn(t, key, [this.getId(1, this.o.table_size)]);
   }
 
   nonIndexUpdate(): SingleStatement {
     const t = this.tableNum();
     const c = randomString(this.ctx.random, C_TEMPLATE);
-    return { statement: this.stmt(t, 'non_index_updates'), params: [c, this.getId(1, this.o.table_size)] };
+    return this.drawn(t, 'non_index_updates', [c, this.getId(1, this.o.table_size)]);
   }
 
   async deleteOne(): Promise<void> {
     const t = this.tableNum();
-    await this.ctx.run(this.stmt(t, 'deletes'), [this.getId(1, this.o.table_size)]);
+    await this.exec(this.drawn(t, 'deletes', [this.getId(1, this.o.table_size)]));
   }
 }

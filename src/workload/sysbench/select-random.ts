@@ -4,14 +4,18 @@
  */
 import {
   type AdminContext,
+  type ClientContext,
+  type ClientHandler,
   defineWorkload,
   distributionFromOptions,
   type OptionSpec,
+  type SingleStatement,
   UsageError,
 } from '../../index.ts';
 import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 import { sysbenchOnError } from './errors.ts';
-import { asOltp, oltpOptions } from './options.ts';
+import { withValues } from './oltp-client.ts';
+import { asOltp, type OltpOptions, oltpOptions } from './options.ts';
 import { checkTables, dropTables, prepareTables } from './schema.ts';
 
 function oneTable(ctx: AdminContext, name: string): void {
@@ -53,20 +57,14 @@ export const selectRandomPoints = defineWorkload({
     const n = ctx.options.random_points as number;
     const o = asOltp(ctx.options);
     const marks = Array.from({ length: n }, () => '?').join(', ');
-    const stmt = ctx.statement('random_points', `SELECT id, k, c, pad FROM sbtest1 WHERE k IN (${marks})`, {
-      prepare: o.db_ps_mode !== 'disable',
-    });
+    const sql = `SELECT id, k, c, pad FROM sbtest1 WHERE k IN (${marks})`;
     const pick = distributionFromOptions(ctx.random, ctx.options);
     const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
-    const params = new Array<number>(n);
-    const onError = sysbenchOnError(ctx.driver, ctx.options);
-    return {
-      ...(onError ? { onError } : {}),
-      event: async () => {
-        for (let i = 0; i < n; i++) params[i] = pick(lo, hi);
-        await ctx.run(stmt, params);
-      },
-    };
+    return oneDrawn(ctx, o, 'random_points', sql, () => {
+      const params = new Array<number>(n);
+      for (let i = 0; i < n; i++) params[i] = pick(lo, hi);
+      return params;
+    });
   },
 });
 
@@ -98,23 +96,43 @@ export const selectRandomRanges = defineWorkload({
     const delta = ctx.options.delta as number;
     const o = asOltp(ctx.options);
     const terms = Array.from({ length: n }, () => 'k BETWEEN ? AND ?').join(' OR ');
-    const stmt = ctx.statement('random_ranges', `SELECT count(k) FROM sbtest1 WHERE ${terms}`, {
-      prepare: o.db_ps_mode !== 'disable',
-    });
+    const sql = `SELECT count(k) FROM sbtest1 WHERE ${terms}`;
     const pick = distributionFromOptions(ctx.random, ctx.options);
     const [lo, hi] = slice(o.table_size, ctx.clientId, ctx.clients);
-    const params = new Array<number>(n * 2);
-    const onError = sysbenchOnError(ctx.driver, ctx.options);
-    return {
-      ...(onError ? { onError } : {}),
-      event: async () => {
-        for (let i = 0; i < n * 2; i += 2) {
-          const v = pick(lo, hi);
-          params[i] = v;
-          params[i + 1] = v + delta;
-        }
-        await ctx.run(stmt, params);
-      },
-    };
+    return oneDrawn(ctx, o, 'random_ranges', sql, () => {
+      const params = new Array<number>(n * 2);
+      for (let i = 0; i < n * 2; i += 2) {
+        const v = pick(lo, hi);
+        params[i] = v;
+        params[i + 1] = v + delta;
+      }
+      return params;
+    });
   },
 });
+
+/**
+ * The handler of events of one statement, `sql` with the parameters `draw` gives (a new array each: a
+ * batch keeps the events it drew until it runs them): prepared, or under `--db-ps-mode=disable` a text
+ * query with the values put in, as sysbench sends it then; with `single`, so that the engine may batch them.
+ */
+function oneDrawn(
+  ctx: ClientContext,
+  o: OltpOptions,
+  type: string,
+  sql: string,
+  draw: () => number[],
+): ClientHandler {
+  const text = o.db_ps_mode === 'disable';
+  const statement = ctx.statement(type, sql, { prepare: !text });
+  const parts = sql.split('?');
+  const onError = sysbenchOnError(ctx.driver, ctx.options);
+  return {
+    ...(onError ? { onError } : {}),
+    event: text ? () => ctx.query(type, withValues(parts, draw())) : () => ctx.run(statement, draw()),
+    single: (): SingleStatement => {
+      const params = draw();
+      return text ? { statement, params, sql: withValues(parts, params) } : { statement, params };
+    },
+  };
+}

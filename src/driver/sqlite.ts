@@ -89,9 +89,22 @@ class SqliteConnection implements Connection {
   /** Set when the thread is shared: how long to wait for a lock, asynchronously (see `busyWait`). */
   private readonly sharedBusyMs: number | undefined;
 
+  /** `Connection.querySync`: only where the thread is this connection's alone (no `busyWait`). */
+  readonly querySync: ((sql: string, params?: readonly unknown[]) => number) | undefined;
+
   constructor(db: Database.Database, sharedBusyMs?: number) {
     this.db = db;
     this.sharedBusyMs = sharedBusyMs;
+    this.querySync =
+      sharedBusyMs === undefined
+        ? (sql, params) => {
+            try {
+              return runSqlite(this.stmt(sql), params);
+            } catch (e) {
+              throw classifySqlite(e);
+            }
+          }
+        : undefined;
     this.serverVersion = `SQLite ${(db.prepare('select sqlite_version() as v').get() as { v: string }).v}`;
   }
 

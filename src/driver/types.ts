@@ -61,6 +61,11 @@ export interface Connection {
   readonly serverVersion: string;
   /** Run a statement with the text protocol (parameters bound client-side where the driver needs it). */
   query(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * The same, synchronously, where the back-end runs in-process and its library is synchronous anyway
+   * (SQLite with one client a thread, as `PreparedStatement.runSync`). Throws a classified `DbError`.
+   */
+  querySync?(sql: string, params?: readonly unknown[]): number;
   /** Prepare a statement on the server (or in-process for SQLite). */
   prepare(sql: string): Promise<PreparedStatement>;
   /** Run a statement and return its rows (setup, probes; not the hot path). */

@@ -587,9 +587,10 @@ export class Client implements ClientContext {
     return slot;
   }
 
-  private statementDone(slot: number, t0: number, rows: number): void {
+  /** A statement of `slot` that began at `t0` ended now with `rows`: recorded; returns its end. */
+  private statementDone(slot: number, t0: number, rows: number): number {
     const t1 = nowUs();
-    if (this.cancelled) return; // a statement the stop cancelled may end without an error (MySQL's SLEEP)
+    if (this.cancelled) return t1; // a statement the stop cancelled may end without an error (MySQL's SLEEP)
     if (this.measuring) {
       // A statement that ended after the boundary closes the interval before it is counted, and an event is
       // counted before it closes one (eventDone): an event then falls in the interval of its last statement
@@ -601,6 +602,7 @@ export class Client implements ClientContext {
     } else {
       this.w.warmup.queries++;
     }
+    return t1;
   }
 
   private statementFailed(slot: number): void {
@@ -653,6 +655,9 @@ export class Client implements ClientContext {
       (handler.single !== undefined || handler.sequence !== undefined) &&
       this.group >= 1 &&
       this.group <= BATCH_MAX;
+    // An in-process back-end with a synchronous path (SQLite, one client a thread: PreparedStatement.runSync)
+    // runs events of one statement (`single`) with no promise and no await (syncEvent).
+    const inProcess = !batching && handler.single !== undefined && handler.connectPerEvent !== true;
     if (batching) {
       this.batch = new StatementBatch();
       if (!this.harvesting) {
@@ -705,15 +710,20 @@ export class Client implements ClientContext {
       ran++;
       // The common case runs the event inline; errors and an open transaction take runEvent's full policy.
       let outcome: 'ok' | 'failed' | 'stop';
+      // the end of an event run synchronously: its statement's end (-1: read the clock after it)
+      let syncEnd = -1;
       this.attempt = 1;
       try {
-        await this.nextEvent(handler);
+        const r = inProcess ? this.syncEvent(handler) : this.nextEvent(handler);
+        if (typeof r === 'number') syncEnd = r;
+        else await r;
         outcome = this.inTx ? await this.runEvent(OPEN_TX) : 'ok';
       } catch (e) {
+        syncEnd = -1;
         outcome = await this.runEvent({ error: e });
       }
       if (outcome === 'stop') break;
-      const end = nowUs();
+      const end = syncEnd >= 0 && !this.inTx ? syncEnd : nowUs();
       if (this.measuring) done++;
       this.eventDone(outcome, end - start, end - start, end);
       start = end;
@@ -856,6 +866,51 @@ export class Client implements ClientContext {
         this.batchSize = Math.max(1, Math.floor(n / this.group));
     }
     return ok;
+  }
+
+  /**
+   * An event of one statement (`single`) on an in-process back-end: drawn and run synchronously where its
+   * statement has `runSync` (SQLite with one client a thread), recorded as `run` records it; returns the
+   * statement's end, which is the event's (a text query the same, where the connection has `querySync`).
+   * Throws the statement's error as the event would. Otherwise (the statement not prepared yet, no
+   * synchronous path) the drawn statement's promise; a draw
+   * that throws leaves its state as it was, and the event runs through `event()` (ClientHandler.single).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: what ClientHandler.event returns (a synchronous event: void)
+  private syncEvent(handler: ClientHandler): number | Promise<unknown> | void {
+    if (this.pendingN > 0) return this.nextEvent(handler);
+    let e: SingleStatement;
+    try {
+      e = (handler.single as () => SingleStatement)();
+    } catch {
+      return handler.event();
+    }
+    const stmt = e.statement;
+    let n: number;
+    if (e.sql !== undefined) {
+      const query = this.conn.querySync;
+      if (query === undefined) return this.query(stmt.type, e.sql);
+      const slot = this.adhocSlot(stmt.type, e.sql);
+      const t0 = nowUs();
+      try {
+        n = query(e.sql);
+      } catch (err) {
+        this.statementFailed(slot);
+        throw err;
+      }
+      return this.statementDone(slot, t0, n);
+    }
+    const p = stmt.prepared ? this.prepared[stmt.id] : undefined;
+    if (p?.runSync === undefined) return this.run(stmt, e.params);
+    const slot = this.slots[stmt.id] as number;
+    const t0 = nowUs();
+    try {
+      n = p.runSync(e.params);
+    } catch (err) {
+      this.statementFailed(slot);
+      throw err;
+    }
+    return this.statementDone(slot, t0, n);
   }
 
   /** The next event: a pending one drawn for a batch, else the workload's. */

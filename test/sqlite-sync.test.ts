@@ -6,6 +6,7 @@
  * rows written, and a draw that throws ends the run the same way.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -113,4 +114,32 @@ test('sqlite: a draw that throws on the synchronous path ends the run as on the 
     [res.status, res.totals.queries, res.totals.events, res.errors.map((e) => [e.message, e.kind])],
     ['partial', 50, 50, [['the 51st draw refuses', 'fatal']]],
   );
+});
+
+test("sqlite: a pgbench script's random numbers are the same on a thread of their own and on a shared one", async () => {
+  const dir = tmpDir('dbsmack-sqlite-sync-');
+  const script = path.join(dir, 'x.sql');
+  writeFileSync(script, '\\set x random(1, 1000000)\nINSERT INTO xs (cid, x) VALUES (:client_id, :x);\n');
+  const out: Record<string, unknown> = {};
+  for (const [arm, jobs] of [
+    ['own threads', '2'],
+    ['shared thread', '1'],
+  ] as const) {
+    const file = path.join(dir, `${arm.replace(' ', '-')}.sqlite`);
+    const db = new Database(file);
+    db.exec('CREATE TABLE xs (n INTEGER PRIMARY KEY AUTOINCREMENT, cid INTEGER, x INTEGER)');
+    db.close();
+    const args = ['-f', script, '-c', '2', '-j', jobs, '-t', '300', '--random-seed', '7', '--no-history'];
+    const r = await runCli(['pgbench', '--db', `sqlite:${file}`, ...args]);
+    assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+    assert.match(r.stdout, /number of transactions actually processed: 600\/600/, arm);
+    const read = new Database(file, { readonly: true });
+    try {
+      out[arm] = read.prepare('SELECT cid, x FROM xs ORDER BY cid, n').all();
+    } finally {
+      read.close();
+    }
+  }
+  assert.equal((out['shared thread'] as unknown[]).length, 600);
+  assert.deepEqual(out['own threads'], out['shared thread']);
 });

@@ -655,9 +655,14 @@ export class Client implements ClientContext {
       (handler.single !== undefined || handler.sequence !== undefined) &&
       this.group >= 1 &&
       this.group <= BATCH_MAX;
-    // An in-process back-end with a synchronous path (SQLite, one client a thread: PreparedStatement.runSync)
-    // runs events of one statement (`single`) with no promise and no await (syncEvent).
-    const inProcess = !batching && handler.single !== undefined && handler.connectPerEvent !== true;
+    // An in-process back-end with a synchronous path (SQLite, one client a thread: Connection.querySync,
+    // PreparedStatement.runSync) runs events of one statement (`single`) with no promise and no await
+    // (syncEvent). Such a connection is never lost, so never replaced by one of another kind.
+    const inProcess =
+      !batching &&
+      this.conn.querySync !== undefined &&
+      handler.single !== undefined &&
+      handler.connectPerEvent !== true;
     if (batching) {
       this.batch = new StatementBatch();
       if (!this.harvesting) {
@@ -871,10 +876,10 @@ export class Client implements ClientContext {
   /**
    * An event of one statement (`single`) on an in-process back-end: drawn and run synchronously where its
    * statement has `runSync` (SQLite with one client a thread), recorded as `run` records it; returns the
-   * statement's end, which is the event's (a text query the same, where the connection has `querySync`).
-   * Throws the statement's error as the event would. Otherwise (the statement not prepared yet, no
-   * synchronous path) the drawn statement's promise; a draw
-   * that throws leaves its state as it was, and the event runs through `event()` (ClientHandler.single).
+   * statement's end, which is the event's (a text query the same, through `querySync`). Otherwise (the
+   * statement not prepared yet) the drawn statement's promise. A failure is a drawn event's, as after a
+   * batch (`drawnFailed`: a handler with `singleFailed` replays the draw on its retry); a draw that throws
+   * leaves its state as it was, and the event runs through `event()` (ClientHandler.single).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: what ClientHandler.event returns (a synchronous event: void)
   private syncEvent(handler: ClientHandler): number | Promise<unknown> | void {
@@ -885,6 +890,27 @@ export class Client implements ClientContext {
     } catch {
       return handler.event();
     }
+    // a drawn event that failed, as a batched one: a workload that replays a failed event's draw on its
+    // retry (ClientHandler.singleFailed: pgbench's scripts) is told, as it is after a batch
+    const failed = (err: unknown): unknown =>
+      handler.singleFailed === undefined ? err : this.drawnFailed(handler, asDbError(err), 0);
+    let r: number | Promise<number>;
+    try {
+      r = this.runDrawn(e);
+    } catch (err) {
+      throw failed(err);
+    }
+    if (typeof r === 'number' || handler.singleFailed === undefined) return r;
+    return r.catch((err: unknown) => {
+      throw failed(err);
+    });
+  }
+
+  /**
+   * A drawn statement (`syncEvent`), run synchronously where it can be: its end; else (not prepared yet,
+   * no synchronous path) its promise.
+   */
+  private runDrawn(e: SingleStatement): number | Promise<number> {
     const stmt = e.statement;
     let n: number;
     if (e.sql !== undefined) {

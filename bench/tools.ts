@@ -156,12 +156,14 @@ export function ensureDatabase(t: Target): void {
 
 /**
  * Make sbtest1 with `size` rows through sysbench (cleanup, prepare) unless it is already there, and on
- * PostgreSQL give it the planner's statistics (ANALYZE, also when it was there). sysbench's prepare does not
- * analyze, and where autovacuum is off (as on the machines these scripts were measured on) the table never
- * has statistics: plans then depend on the declared types of the parameters, which sysbench gives (int8,
- * varchar) and dbsmack does not. Measured (2026-12-05, `oltp_read_only`, 8 clients, 100,000 rows): without
- * statistics sysbench 33.4-33.6k queries a second against dbsmack's 24.6-25.8k at the same server CPU;
- * after ANALYZE 28.0k both. A server with autovacuum on analyzes the table within a minute of prepare.
+ * PostgreSQL give it the planner's statistics (ANALYZE, also when it was there), as autovacuum would within a
+ * minute of the prepare: sysbench's prepare does not analyze, and autovacuum is off on the machines these
+ * scripts were measured on, so the table never had statistics. Measured (2026-12-05, `oltp_read_only`, 8
+ * clients, 100,000 rows, on a table prepared hours before and read all day): without statistics sysbench
+ * 33.4-33.6k queries a second against dbsmack's 24.6-25.8k, the server's CPU the same; after ANALYZE 28.0k
+ * both (and bench/peers 1.01 and 1.11 at 8 and 32 clients). Not explained: on a table just prepared, without
+ * statistics too, the two were level (sysbench 23.5-26.0k, dbsmack 23.1-25.8k), with the parameters'
+ * types declared as sysbench declares them (OltpClient) and without.
  */
 export function ensureSbtest(t: Target, size: number): void {
   ensureDatabase(t);

@@ -33,6 +33,7 @@ export type {
   ClientHandler,
   ErrorAction,
   OptionSpec,
+  ParamType,
   Random,
   SingleStatement,
   Statement,

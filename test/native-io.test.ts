@@ -880,6 +880,35 @@ for (const driver of ['mysql', 'postgres'] as const) {
   });
 }
 
+test("native io (postgres): declared parameter types reach the server on dbsmack's clients, native and JavaScript", async (t) => {
+  if (!needNative(t)) return;
+  if (!(await needServer(t, 'postgres'))) return;
+  const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'param-types.ts');
+  const got: Record<string, unknown> = {};
+  for (const [arm, env, url, types] of [
+    ['native', { DBSMACK_IO: 'native' }, PG_URL, 'sysbench'],
+    ['js', { DBSMACK_IO: 'js' }, PG_URL, 'sysbench'],
+    ['native, none', { DBSMACK_IO: 'native' }, PG_URL, 'none'],
+    // node-postgres declares none: the server infers them
+    ['pg', { DBSMACK_IO: 'js' }, `${PG_URL}?connector=pg`, 'sysbench'],
+  ] as const) {
+    const r = await runCli(['run', mod, '--db', url, '--types', types, '--events', '3', '--format', 'json'], {
+      env,
+    });
+    assert.equal(r.code, 0, `${arm}: ${r.stderr}`);
+    got[arm] = (JSON.parse(r.stdout) as RunResult).counters;
+  }
+  assert.deepEqual(got, {
+    native: { 'typed:{bigint,"character varying"}': 3 },
+    js: { 'typed:{bigint,"character varying"}': 3 },
+    'native, none': { 'typed:{text,text}': 3 },
+    pg: { 'typed:{text,text}': 3 },
+  });
+  const bad = await runCli(['run', mod, '--db', PG_URL, '--types', 'bad', '--events', '1']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /statement typed: unknown parameter type "int9" \(one of int2, /);
+});
+
 test('native io: a sequence drawn at another length than it declares stops the run, saying so, on every path', async (t) => {
   if (!needNative(t)) return;
   if (!(await needServer(t, 'postgres'))) return;

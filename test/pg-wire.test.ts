@@ -21,6 +21,7 @@ import {
   int16,
   int32,
   paramText,
+  parseMessage,
   startupMessage,
   writeInteger,
 } from '../src/driver/pg-wire-encode.ts';
@@ -147,4 +148,22 @@ test('pg wire: Bind writes text parameters, NULLs as -1, then Execute and Sync',
   assert.equal(st.readInt32BE(0), st.length);
   assert.equal(st.readInt32BE(4), 196608);
   assert.equal(st.toString('latin1', 8), 'user\0u\0\0');
+});
+
+test("pg wire: Parse declares its parameters' types as OIDs, as libpq's PQprepare does, or none", () => {
+  // the bytes sysbench's pgsql driver sends for its non-index update (strace): varchar 1043, int8 20
+  const typed = parseMessage('s2', 'UPDATE t SET c=$1 WHERE id=$2', ['varchar', 'int8']);
+  assert.equal(
+    typed.toString('hex'),
+    Buffer.concat([
+      Buffer.from('P', 'latin1'),
+      int32(4 + 3 + 30 + 2 + 8),
+      Buffer.from('s2\0UPDATE t SET c=$1 WHERE id=$2\0', 'latin1'),
+      int16(2),
+      int32(1043),
+      int32(20),
+    ]).toString('hex'),
+  );
+  assert.ok(parseMessage('', 'SELECT 1').equals(frame('P', '', 'SELECT 1', int16(0))));
+  assert.throws(() => parseMessage('', 'SELECT $1', ['int9']), /unknown parameter type int9/);
 });

@@ -118,10 +118,10 @@ class NativePgConnection extends NativeRequests implements Connection {
     return decodeRowsResponse(raw as Buffer);
   }
 
-  async prepare(sql: string): Promise<PreparedStatement> {
+  async prepare(sql: string, paramTypes?: readonly string[]): Promise<PreparedStatement> {
     const name = `dbsmack_${++this.statementSeq}`;
     await this.request(
-      Buffer.concat([parseMessage(name, questionToDollar(sql)), SYNC]),
+      Buffer.concat([parseMessage(name, questionToDollar(sql), paramTypes), SYNC]),
       K_PG,
       F_PG_EXT,
       W_VOID,

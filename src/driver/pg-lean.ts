@@ -503,9 +503,9 @@ export class LeanPgConnection extends PgMessageReader implements Connection {
     return (await this.expect(M_ROWS | M_EXT)) as Row[];
   }
 
-  async prepare(sql: string): Promise<PreparedStatement> {
+  async prepare(sql: string, paramTypes?: readonly string[]): Promise<PreparedStatement> {
     const name = `dbsmack_${++this.statementSeq}`;
-    await this.request(M_VOID, Buffer.concat([parseMessage(name, questionToDollar(sql)), SYNC]));
+    await this.request(M_VOID, Buffer.concat([parseMessage(name, questionToDollar(sql), paramTypes), SYNC]));
     return new LeanStatement(this, name);
   }
 

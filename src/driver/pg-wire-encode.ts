@@ -56,9 +56,40 @@ export function startupMessage(params: readonly (readonly [string, string])[]): 
   return Buffer.concat([int32(4 + body.length), body]);
 }
 
-/** Parse of a statement (`name` '' for the unnamed one), no parameter types given, then nothing else. */
-export function parseMessage(name: string, sql: string): Buffer {
-  return frame('P', name, sql, int16(0));
+/** The OIDs of the parameter types a statement may declare (`StatementOptions.paramTypes`). */
+export const PARAM_TYPE_OIDS: Readonly<Record<string, number>> = {
+  bool: 16,
+  bytea: 17,
+  int8: 20,
+  int2: 21,
+  int4: 23,
+  text: 25,
+  json: 114,
+  float4: 700,
+  float8: 701,
+  bpchar: 1042,
+  varchar: 1043,
+  date: 1082,
+  timestamp: 1114,
+  timestamptz: 1184,
+  numeric: 1700,
+  uuid: 2950,
+  jsonb: 3802,
+};
+
+/**
+ * Parse of a statement (`name` '' for the unnamed one), then nothing else: with the OIDs of `types` as its
+ * parameters' types (none given: the server infers them), as libpq's PQprepare sends them.
+ */
+export function parseMessage(name: string, sql: string, types: readonly string[] = []): Buffer {
+  const oids = Buffer.alloc(2 + 4 * types.length);
+  oids.writeInt16BE(types.length, 0);
+  types.forEach((t, i) => {
+    const oid = PARAM_TYPE_OIDS[t];
+    if (oid === undefined) throw new Error(`unknown parameter type ${t}`);
+    oids.writeInt32BE(oid, 2 + 4 * i);
+  });
+  return frame('P', name, sql, oids);
 }
 
 /** Close of a named statement, then Sync. */

@@ -67,7 +67,11 @@ export interface Connection {
    */
   querySync?(sql: string, params?: readonly unknown[]): number;
   /** Prepare a statement on the server (or in-process for SQLite). */
-  prepare(sql: string): Promise<PreparedStatement>;
+  /**
+   * Prepare `sql` on the server. `paramTypes`: its parameters' declared types (PostgreSQL type names, see
+   * `StatementOptions.paramTypes`), where the back-end declares them (dbsmack's PostgreSQL clients).
+   */
+  prepare(sql: string, paramTypes?: readonly string[]): Promise<PreparedStatement>;
   /** Run a statement and return its rows (setup, probes; not the hot path). */
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   begin(): Promise<void>;

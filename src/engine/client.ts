@@ -10,7 +10,7 @@ import { nowUs } from '../metrics/clock.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
 import type { ClientSummary } from '../metrics/outcome.ts';
 import { SeededRandom } from '../seeded-random.ts';
-import { checkLength } from '../workload/define.ts';
+import { checkLength, checkParamTypes } from '../workload/define.ts';
 import type {
   AdhocQuery,
   ClientContext,
@@ -279,7 +279,16 @@ export class Client implements ClientContext {
 
   statement(type: string, sql: string, options?: StatementOptions): Statement {
     const kind = options?.kind ?? kindOfSql(sql);
-    const s: Statement = { id: this.statements.length, type, sql, kind, prepared: options?.prepare ?? true };
+    const paramTypes = options?.paramTypes;
+    if (paramTypes !== undefined) checkParamTypes(type, paramTypes);
+    const s: Statement = {
+      id: this.statements.length,
+      type,
+      sql,
+      kind,
+      prepared: options?.prepare ?? true,
+      ...(paramTypes !== undefined ? { paramTypes } : {}),
+    };
     this.statements.push(s);
     this.slots.push(this.w.recorder.slotOf(type, kind));
     return s;
@@ -325,7 +334,7 @@ export class Client implements ClientContext {
   private async prepareOn(stmt: Statement): Promise<PreparedStatement> {
     let p: PreparedStatement;
     try {
-      p = await this.conn.prepare(stmt.sql);
+      p = await this.conn.prepare(stmt.sql, stmt.paramTypes);
     } catch (e) {
       this.statementFailed(this.slots[stmt.id] as number);
       throw e;

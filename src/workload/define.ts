@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.ts';
-import type { ClientContext, ClientHandler, SingleStatement, Workload } from './types.ts';
+import type { ClientContext, ClientHandler, ParamType, SingleStatement, Workload } from './types.ts';
 
 /**
  * Define a workload. The built-in workloads use this very function; a user's module does the same and
@@ -98,4 +98,36 @@ export function checkLength(items: readonly SingleStatement[], length: number): 
     throw new UsageError(
       `the workload's sequence drew ${items.length} statements where its length says ${length} (statementSequence, or ClientHandler.sequence and sequenceLength)`,
     );
+}
+
+/** Every `ParamType` a statement may declare. */
+const PARAM_TYPES: ReadonlySet<string> = new Set<ParamType>([
+  'int2',
+  'int4',
+  'int8',
+  'float4',
+  'float8',
+  'numeric',
+  'bool',
+  'text',
+  'varchar',
+  'bpchar',
+  'bytea',
+  'date',
+  'timestamp',
+  'timestamptz',
+  'json',
+  'jsonb',
+  'uuid',
+]);
+
+/** A statement's declared parameter types (`StatementOptions.paramTypes`), checked when it is declared. */
+export function checkParamTypes(type: string, types: readonly string[]): void {
+  if (!Array.isArray(types))
+    throw new UsageError(`statement ${type}: paramTypes must be a list of type names`);
+  for (const t of types)
+    if (!PARAM_TYPES.has(t))
+      throw new UsageError(
+        `statement ${type}: unknown parameter type ${JSON.stringify(t)} (one of ${[...PARAM_TYPES].join(', ')})`,
+      );
 }

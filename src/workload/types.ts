@@ -16,13 +16,45 @@ export interface Statement {
   readonly kind: StatementKind;
   /** Server-side prepared (default) or sent as text each time. */
   readonly prepared: boolean;
+  /** The parameters' declared types (`StatementOptions.paramTypes`). */
+  readonly paramTypes?: readonly ParamType[] | undefined;
 }
+
+/**
+ * A parameter's type as a statement declares it to PostgreSQL (`StatementOptions.paramTypes`): the server
+ * then parses the parameter's text as this type, instead of inferring one from the SQL.
+ */
+export type ParamType =
+  | 'int2'
+  | 'int4'
+  | 'int8'
+  | 'float4'
+  | 'float8'
+  | 'numeric'
+  | 'bool'
+  | 'text'
+  | 'varchar'
+  | 'bpchar'
+  | 'bytea'
+  | 'date'
+  | 'timestamp'
+  | 'timestamptz'
+  | 'json'
+  | 'jsonb'
+  | 'uuid';
 
 export interface StatementOptions {
   /** Prepare on the server once per connection (default true). */
   prepare?: boolean;
   /** Override the read/write/other classification guessed from the first SQL keyword. */
   kind?: StatementKind;
+  /**
+   * Prepared statements on PostgreSQL (dbsmack's own clients): the parameters' types, declared in the
+   * Parse message as sysbench declares its own (`int8` for integers, `varchar` for strings), so that the
+   * server plans the statement as it plans theirs; the first ones only, if fewer. Without them the server
+   * infers each from the SQL. Other back-ends ignore them.
+   */
+  paramTypes?: readonly ParamType[];
 }
 
 /** Seeded per-client random numbers. */

@@ -10,6 +10,7 @@ import {
   type Distribution,
   distributionFromOptions,
   PAD_TEMPLATE,
+  type ParamType,
   randomString,
   type SingleStatement,
   type Statement,
@@ -29,6 +30,23 @@ const SQL = {
 } as const;
 
 type Key = keyof typeof SQL;
+
+/**
+ * The parameters' types, declared in the Parse message as sysbench's PostgreSQL driver declares them
+ * (integers int8, strings varchar): the same message, parsed and planned by the server as sysbench's are,
+ * as dbsmack also describes each portal as libpq does (pg-wire-encode.ts DESCRIBE_EXEC_SYNC).
+ */
+const TYPES: Record<Key, readonly ParamType[]> = {
+  point_selects: ['int8'],
+  simple_ranges: ['int8', 'int8'],
+  sum_ranges: ['int8', 'int8'],
+  order_ranges: ['int8', 'int8'],
+  distinct_ranges: ['int8', 'int8'],
+  index_updates: ['int8'],
+  non_index_updates: ['varchar', 'int8'],
+  deletes: ['int8'],
+  inserts: ['int8', 'int8', 'varchar', 'varchar'],
+};
 
 /** Which statement groups a transaction's body has: oltp_read_only the reads, oltp_write_only the writes. */
 export interface TxGroups {
@@ -79,7 +97,7 @@ export class OltpClient {
       const p: Partial<Record<Key, readonly string[]>> = {};
       for (const k of keys) {
         const sql = SQL[k].replace('%u', String(t));
-        s[k] = ctx.statement(k, sql, { prepare });
+        s[k] = ctx.statement(k, sql, { prepare, paramTypes: TYPES[k] });
         p[k] = sql.split('?');
       }
       this.stmts[t] = s;

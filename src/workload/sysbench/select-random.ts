@@ -124,7 +124,14 @@ function oneDrawn(
   draw: () => number[],
 ): ClientHandler {
   const text = o.db_ps_mode === 'disable';
-  const statement = ctx.statement(type, sql, { prepare: !text });
+  // integers declared int8, as sysbench's PostgreSQL driver declares them (OltpClient's TYPES)
+  const statement = ctx.statement(type, sql, {
+    prepare: !text,
+    paramTypes: sql
+      .split('?')
+      .slice(1)
+      .map(() => 'int8' as const),
+  });
   const parts = sql.split('?');
   const onError = sysbenchOnError(ctx.driver, ctx.options);
   return {

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.ts';
-import type { ClientContext, ClientHandler, ParamType, SingleStatement, Workload } from './types.ts';
+import type { ClientContext, ClientHandler, SingleStatement, Workload } from './types.ts';
 
 /**
  * Define a workload. The built-in workloads use this very function; a user's module does the same and
@@ -100,8 +100,8 @@ export function checkLength(items: readonly SingleStatement[], length: number): 
     );
 }
 
-/** Every `ParamType` a statement may declare. */
-const PARAM_TYPES: ReadonlySet<string> = new Set<ParamType>([
+/** Every type name a statement may declare (`StatementOptions.paramTypes`); `ParamType` is one of them. */
+export const PARAM_TYPES = [
   'int2',
   'int4',
   'int8',
@@ -119,15 +119,17 @@ const PARAM_TYPES: ReadonlySet<string> = new Set<ParamType>([
   'json',
   'jsonb',
   'uuid',
-]);
+] as const;
+
+const KNOWN_PARAM_TYPES: ReadonlySet<string> = new Set(PARAM_TYPES);
 
 /** A statement's declared parameter types (`StatementOptions.paramTypes`), checked when it is declared. */
 export function checkParamTypes(type: string, types: readonly string[]): void {
   if (!Array.isArray(types))
     throw new UsageError(`statement ${type}: paramTypes must be a list of type names`);
   for (const t of types)
-    if (!PARAM_TYPES.has(t))
+    if (!KNOWN_PARAM_TYPES.has(t))
       throw new UsageError(
-        `statement ${type}: unknown parameter type ${JSON.stringify(t)} (one of ${[...PARAM_TYPES].join(', ')})`,
+        `statement ${type}: unknown parameter type ${JSON.stringify(t)} (one of ${PARAM_TYPES.join(', ')})`,
       );
 }

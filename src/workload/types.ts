@@ -3,9 +3,11 @@
  * function); each event runs *statements* on one connection through a `ClientContext`, and the engine times
  * both. This is also the public API users write their own workloads against (see `define.ts`).
  */
+
 import type { DbError } from '../driver/errors.ts';
 import type { Connection, DriverName, Row, Target } from '../driver/types.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
+import type { PARAM_TYPES } from './define.ts';
 
 /** A declared statement; create with `ctx.statement()`, run with `ctx.run()`. */
 export interface Statement {
@@ -24,24 +26,7 @@ export interface Statement {
  * A parameter's type as a statement declares it to PostgreSQL (`StatementOptions.paramTypes`): the server
  * then parses the parameter's text as this type, instead of inferring one from the SQL.
  */
-export type ParamType =
-  | 'int2'
-  | 'int4'
-  | 'int8'
-  | 'float4'
-  | 'float8'
-  | 'numeric'
-  | 'bool'
-  | 'text'
-  | 'varchar'
-  | 'bpchar'
-  | 'bytea'
-  | 'date'
-  | 'timestamp'
-  | 'timestamptz'
-  | 'json'
-  | 'jsonb'
-  | 'uuid';
+export type ParamType = (typeof PARAM_TYPES)[number];
 
 export interface StatementOptions {
   /** Prepare on the server once per connection (default true). */

@@ -125,14 +125,11 @@ function oneDrawn(
 ): ClientHandler {
   const text = o.db_ps_mode === 'disable';
   // integers declared int8, as sysbench's PostgreSQL driver declares them (OltpClient's TYPES)
+  const parts = sql.split('?');
   const statement = ctx.statement(type, sql, {
     prepare: !text,
-    paramTypes: sql
-      .split('?')
-      .slice(1)
-      .map(() => 'int8' as const),
+    paramTypes: parts.slice(1).map(() => 'int8' as const),
   });
-  const parts = sql.split('?');
   const onError = sysbenchOnError(ctx.driver, ctx.options);
   return {
     ...(onError ? { onError } : {}),

@@ -842,8 +842,9 @@ for (const driver of ['mysql', 'postgres'] as const) {
     const table = ['--table', `sequence_tx_${process.pid}`];
     t.after(() => runCli(['cleanup', mod, '--db', url, ...table]));
     const out: Record<string, unknown> = {};
-    // the handler's fields written out, statementSequence of prepared statements, of text queries
-    for (const form of ['fields', 'helper', 'text'])
+    // the handler's fields written out, statementSequence of prepared statements, of text queries, the
+    // fields written out with text queries (ctx.runSequence of drawn `sql`)
+    for (const form of ['fields', 'helper', 'text', 'fields-text'])
       for (const a of ARMS) {
         const arm = `${form}, ${a[0]}`;
         const res = await ignoringDuplicates(driver, url, mod, [...table, '--form', form], 100, [arm, a[1]]);
@@ -870,6 +871,9 @@ for (const driver of ['mysql', 'postgres'] as const) {
         try {
           const rows = await c.all(`SELECT COUNT(*) AS n FROM ${table[1]} WHERE id > 0`);
           out[arm] = { ...(batchCounts(res) as object), rows: Number(rows[0]?.n) };
+          // the drawn text queries ran, not their statements' own SQL (which inserts v positive)
+          const positive = await c.all(`SELECT COUNT(*) AS n FROM ${table[1]} WHERE id > 0 AND v > 0`);
+          assert.equal(Number(positive[0]?.n), form.includes('text') ? 0 : Number(rows[0]?.n), arm);
         } finally {
           await c.close();
         }
@@ -909,18 +913,25 @@ test("native io (postgres): declared parameter types reach the server on dbsmack
   assert.match(bad.stderr, /statement typed: unknown parameter type "int9" \(one of int2, /);
 });
 
-test('native io: a sequence drawn at another length than it declares stops the run, saying so, on every path', async (t) => {
+test('native io: a sequence that breaks its own rules stops the run, saying so, on every path', async (t) => {
   if (!needNative(t)) return;
   if (!(await needServer(t, 'postgres'))) return;
-  const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', 'sequence-badlen.ts');
-  for (const [arm, env] of ARMS) {
-    const r = await runCli(['run', mod, '--db', PG_URL, '--clients', '2', '--time', '5', '--no-history'], {
-      env,
-    });
-    assert.equal(r.code, 4, `${arm}: ${r.stderr}`);
-    assert.match(r.stdout + r.stderr, /sequence drew 2 statements where its length says 3/, arm);
-    assert.doesNotMatch(r.stdout + r.stderr, /internal error|at .*\.ts:\d+/i, arm);
-  }
+  const cases = [
+    // drawn at another length than it declares
+    ['sequence-badlen.ts', /sequence drew 2 statements where its length says 3/],
+    // a prepared statement and a text query in one sequence
+    ['sequence-mixed.ts', /statement 1 has its SQL \(a text query\) where the first has none/],
+  ] as const;
+  for (const [fixture, says] of cases)
+    for (const [arm, env] of ARMS) {
+      const mod = path.join(ROOT, 'test', 'fixtures', 'workloads', fixture);
+      const r = await runCli(['run', mod, '--db', PG_URL, '--clients', '2', '--time', '5', '--no-history'], {
+        env,
+      });
+      assert.equal(r.code, 4, `${fixture}, ${arm}: ${r.stderr}`);
+      assert.match(r.stdout + r.stderr, says, `${fixture}, ${arm}`);
+      assert.doesNotMatch(r.stdout + r.stderr, /internal error|at .*\.ts:\d+/i, `${fixture}, ${arm}`);
+    }
 });
 
 test('native io: MariaDB sessions killed under a batched run are reconnected to', async (t) => {

@@ -143,6 +143,18 @@ const notSql = (call: string, sql: unknown): DbError =>
     `ctx.${call}: the SQL must be a string, got ${sql === null ? 'null' : typeof sql}`,
   );
 
+/** A sequence's first item was a prepared statement's and item `i` a text query's (or the other way). */
+const mixedSequence = (i: number): DbError =>
+  new DbError(
+    'fatal',
+    'BAD_CALL',
+    `ctx.runSequence: statement ${i} has its SQL (a text query) where the first has none: a sequence is all text queries or none`,
+  );
+
+/** An item of a text sequence: querySequence's `{ type, sql }` or runSequence's drawn `{ statement, sql }`. */
+type TextItem = AdhocQuery | SingleStatement;
+const typeOfText = (q: TextItem): string => ('statement' in q ? q.statement.type : q.type);
+
 /** Settled promises of the row counts 0…63, shared by every synchronous statement (they cannot change). */
 const SETTLED: readonly Promise<number>[] = Array.from({ length: 64 }, (_, n) => Promise.resolve(n));
 
@@ -348,10 +360,15 @@ export class Client implements ClientContext {
    * that are prepared go as one batch: one request and one completion for all, each still timed by the core
    * where its bytes are sent and received, none started before the one before it is answered. A statement
    * that must be prepared first is prepared here; one that cannot be encoded for a batch (or any, off the
-   * native core) and the ones after it run as `run` runs them.
+   * native core) and the ones after it run as `run` runs them. Drawn text queries (`sql` on every item:
+   * pgbench's `-M simple`, sysbench's `--db-ps-mode=disable`) run as `querySequence` runs its queries, each
+   * recorded under its statement's type.
    */
   runSequence(items: readonly SingleStatement[]): Promise<void> {
-    const done = this.statementSequence(items);
+    const done =
+      items.length > 0 && (items[0] as SingleStatement).sql !== undefined
+        ? this.textSequence(items, 'runSequence([{ statement, sql }, …]), statement')
+        : this.statementSequence(items);
     return this.handler?.sequenceTransaction === true ? done.catch((e) => this.sequenceFailed(e)) : done;
   }
 
@@ -367,6 +384,12 @@ export class Client implements ClientContext {
 
   private async statementSequence(items: readonly SingleStatement[]): Promise<void> {
     const n = items.length;
+    // the first item says which kind the sequence is: a text query after it would run as its statement
+    for (let i = 1; i < n; i++)
+      if ((items[i] as SingleStatement).sql !== undefined) {
+        this.sequenceIndex = i;
+        throw mixedSequence(i);
+      }
     let from = 0;
     // a statement that cannot be prepared fails where it stands, after the ones before it ran
     let end = n;
@@ -456,18 +479,19 @@ export class Client implements ClientContext {
    * `runSequence` runs prepared statements; elsewhere each as `query` runs it.
    */
   querySequence(queries: readonly AdhocQuery[]): Promise<void> {
-    const done = this.textSequence(queries);
+    const done = this.textSequence(queries, 'querySequence([{ type, sql }, …]), query');
     return this.handler?.sequenceTransaction === true ? done.catch((e) => this.sequenceFailed(e)) : done;
   }
 
-  private async textSequence(queries: readonly AdhocQuery[]): Promise<void> {
+  /** Text queries in order (querySequence's, or runSequence's drawn ones); `call` names the call in errors. */
+  private async textSequence(queries: readonly TextItem[], call: string): Promise<void> {
     const n = queries.length;
     // checked before any runs, on either path
     for (let i = 0; i < n; i++) {
-      const sql = (queries[i] as AdhocQuery | undefined)?.sql;
+      const sql = (queries[i] as TextItem | undefined)?.sql;
       if (typeof sql !== 'string') {
         this.sequenceIndex = i;
-        throw notSql(`querySequence([{ type, sql }, …]), query ${i}`, sql);
+        throw notSql(`${call} ${i}`, sql);
       }
     }
     let from = 0;
@@ -477,17 +501,17 @@ export class Client implements ClientContext {
       const slots = this.seqSlots as Int32Array;
       const most = Math.min(n, BATCH_MAX);
       for (let i = 0; i < most; i++) {
-        const q = queries[i] as AdhocQuery;
-        batch.add(conn.encodeQuery(q.sql));
-        slots[i] = this.adhocSlot(q.type, q.sql);
+        const q = queries[i] as TextItem;
+        batch.add(conn.encodeQuery(q.sql as string));
+        slots[i] = this.adhocSlot(typeOfText(q), q.sql as string);
       }
       this.sequenceIndex = 0;
       from = await this.sequenceRun(batch, true);
     }
     for (let i = from; i < n; i++) {
-      const q = queries[i] as AdhocQuery;
+      const q = queries[i] as TextItem;
       this.sequenceIndex = i;
-      await this.query(q.type, q.sql);
+      await this.query(typeOfText(q), q.sql as string);
     }
     this.sequenceIndex = n;
   }
@@ -961,15 +985,8 @@ export class Client implements ClientContext {
         first.sql === undefined
           ? this.run(first.statement, first.params)
           : this.query(first.statement.type, first.sql);
-    } else if (first.sql === undefined) {
-      done = this.runSequence(this.pending.slice(0, g));
     } else {
-      const queries: AdhocQuery[] = [];
-      for (let i = 0; i < g; i++) {
-        const e = this.pending[i] as SingleStatement;
-        queries.push({ type: e.statement.type, sql: e.sql as string });
-      }
-      done = this.querySequence(queries);
+      done = this.runSequence(this.pending.slice(0, g));
     }
     this.pending.copyWithin(0, g, this.pendingN);
     this.pendingN -= g;

@@ -23,7 +23,7 @@ export function defineWorkload(w: Workload): Workload {
 
 /**
  * The client handler of an event that is one statement: `draw()` picks the event's statement and
- * parameters, and the event runs it. The engine may then run many such events in one call into the native
+ * parameters, and the event runs it (as a text query when the draw has `sql`). The engine may then run many such events in one call into the native
  * I/O core (see `ClientHandler.single`); either way every event draws the same and counts the same.
  *
  * ```ts
@@ -37,7 +37,7 @@ export function oneStatement(ctx: ClientContext, draw: () => SingleStatement): C
   return {
     event: () => {
       const e = draw();
-      return ctx.run(e.statement, e.params);
+      return e.sql === undefined ? ctx.run(e.statement, e.params) : ctx.query(e.statement.type, e.sql);
     },
     single: draw,
   };
@@ -47,7 +47,7 @@ export function oneStatement(ctx: ClientContext, draw: () => SingleStatement): C
  * The client handler of an event that is always `length` statements run one after the other, nothing
  * between them (the statements of a transaction whose parameters do not depend on each other's results):
  * `draw()` picks the event's statements and parameters, and the event runs them with `ctx.runSequence`
- * (or `ctx.querySequence`, when the draws are text queries: `sql` set on every one). The engine may then
+ * (as text queries when the draws are: `sql` set on every one). The engine may then
  * run many such events in one call into the native I/O core (`ClientHandler.sequence`); either way every
  * event draws the same and counts the same. `transaction: true` says each event is one transaction, its
  * first statement BEGIN and its last COMMIT: after a statement past the first failed, the engine rolls it
@@ -82,9 +82,7 @@ export function statementSequence(
     event: () => {
       const items = draw();
       checkLength(items, length);
-      const first = items[0] as SingleStatement;
-      if (first.sql === undefined) return ctx.runSequence(items);
-      return ctx.querySequence(items.map((e) => ({ type: e.statement.type, sql: e.sql as string })));
+      return ctx.runSequence(items);
     },
     sequence: draw,
     sequenceLength: length,

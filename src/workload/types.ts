@@ -70,7 +70,8 @@ export interface ClientContext {
    * Run declared statements in order, one at a time, each timed and recorded as `run` records it; rejects
    * with the first error (the statements after it are not run). On the native I/O core the prepared ones go
    * to the core as one request, so the client wakes once for all of them instead of once for each: for the
-   * statements of an event that do not depend on each other's results (sysbench's transactions).
+   * statements of an event that do not depend on each other's results (sysbench's transactions). Items
+   * with `sql` (all of them, or none) run as text queries, as `querySequence` runs its queries.
    */
   runSequence(statements: readonly SingleStatement[]): Promise<void>;
   /**

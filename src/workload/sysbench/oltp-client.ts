@@ -260,8 +260,7 @@ export class OltpClient {
   run(draw: (out: SingleStatement[]) => void): Promise<void> {
     const out: SingleStatement[] = [];
     draw(out);
-    if (!this.text) return this.ctx.runSequence(out);
-    return this.ctx.querySequence(out.map((e) => ({ type: e.statement.type, sql: e.sql as string })));
+    return this.ctx.runSequence(out);
   }
 
   pointSelects(count = this.o.point_selects): Promise<void> {

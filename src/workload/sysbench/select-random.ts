@@ -9,6 +9,7 @@ import {
   defineWorkload,
   distributionFromOptions,
   type OptionSpec,
+  oneStatement,
   type SingleStatement,
   UsageError,
 } from '../../index.ts';
@@ -131,12 +132,9 @@ function oneDrawn(
     paramTypes: parts.slice(1).map(() => 'int8' as const),
   });
   const onError = sysbenchOnError(ctx.driver, ctx.options);
-  return {
-    ...(onError ? { onError } : {}),
-    event: text ? () => ctx.query(type, withValues(parts, draw())) : () => ctx.run(statement, draw()),
-    single: (): SingleStatement => {
-      const params = draw();
-      return text ? { statement, params, sql: withValues(parts, params) } : { statement, params };
-    },
-  };
+  const handler = oneStatement(ctx, (): SingleStatement => {
+    const params = draw();
+    return text ? { statement, params, sql: withValues(parts, params) } : { statement, params };
+  });
+  return onError ? { ...handler, onError } : handler;
 }

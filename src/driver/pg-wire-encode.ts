@@ -56,26 +56,29 @@ export function startupMessage(params: readonly (readonly [string, string])[]): 
   return Buffer.concat([int32(4 + body.length), body]);
 }
 
-/** The OIDs of the parameter types a statement may declare (`StatementOptions.paramTypes`). */
-export const PARAM_TYPE_OIDS: Readonly<Record<string, number>> = {
-  bool: 16,
-  bytea: 17,
-  int8: 20,
+/**
+ * The parameter types a statement may declare (`StatementOptions.paramTypes`) and their OIDs: the one list
+ * of them (the workload's `ParamType` and `PARAM_TYPES` are its keys), in the order errors list them.
+ */
+export const PARAM_TYPE_OIDS = {
   int2: 21,
   int4: 23,
-  text: 25,
-  json: 114,
+  int8: 20,
   float4: 700,
   float8: 701,
-  bpchar: 1042,
+  numeric: 1700,
+  bool: 16,
+  text: 25,
   varchar: 1043,
+  bpchar: 1042,
+  bytea: 17,
   date: 1082,
   timestamp: 1114,
   timestamptz: 1184,
-  numeric: 1700,
-  uuid: 2950,
+  json: 114,
   jsonb: 3802,
-};
+  uuid: 2950,
+} as const;
 
 /**
  * Parse of a statement (`name` '' for the unnamed one), then nothing else: with the OIDs of `types` as its
@@ -85,7 +88,7 @@ export function parseMessage(name: string, sql: string, types: readonly string[]
   const oids = Buffer.alloc(2 + 4 * types.length);
   oids.writeInt16BE(types.length, 0);
   types.forEach((t, i) => {
-    const oid = PARAM_TYPE_OIDS[t];
+    const oid = (PARAM_TYPE_OIDS as Readonly<Record<string, number>>)[t];
     if (oid === undefined) throw new Error(`unknown parameter type ${t}`);
     oids.writeInt32BE(oid, 2 + 4 * i);
   });

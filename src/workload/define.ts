@@ -1,5 +1,6 @@
+import { PARAM_TYPE_OIDS } from '../driver/pg-wire-encode.ts';
 import { UsageError } from '../errors.ts';
-import type { ClientContext, ClientHandler, SingleStatement, Workload } from './types.ts';
+import type { ClientContext, ClientHandler, ParamType, SingleStatement, Workload } from './types.ts';
 
 /**
  * Define a workload. The built-in workloads use this very function; a user's module does the same and
@@ -98,26 +99,8 @@ export function checkLength(items: readonly SingleStatement[], length: number): 
     );
 }
 
-/** Every type name a statement may declare (`StatementOptions.paramTypes`); `ParamType` is one of them. */
-export const PARAM_TYPES = [
-  'int2',
-  'int4',
-  'int8',
-  'float4',
-  'float8',
-  'numeric',
-  'bool',
-  'text',
-  'varchar',
-  'bpchar',
-  'bytea',
-  'date',
-  'timestamp',
-  'timestamptz',
-  'json',
-  'jsonb',
-  'uuid',
-] as const;
+/** Every type name a statement may declare (`StatementOptions.paramTypes`): the driver's list of them. */
+export const PARAM_TYPES = Object.keys(PARAM_TYPE_OIDS) as readonly ParamType[];
 
 const KNOWN_PARAM_TYPES: ReadonlySet<string> = new Set(PARAM_TYPES);
 

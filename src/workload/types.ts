@@ -5,9 +5,9 @@
  */
 
 import type { DbError } from '../driver/errors.ts';
+import type { PARAM_TYPE_OIDS } from '../driver/pg-wire-encode.ts';
 import type { Connection, DriverName, Row, Target } from '../driver/types.ts';
 import type { StatementKind } from '../metrics/kinds.ts';
-import type { PARAM_TYPES } from './define.ts';
 
 /** A declared statement; create with `ctx.statement()`, run with `ctx.run()`. */
 export interface Statement {
@@ -26,7 +26,7 @@ export interface Statement {
  * A parameter's type as a statement declares it to PostgreSQL (`StatementOptions.paramTypes`): the server
  * then parses the parameter's text as this type, instead of inferring one from the SQL.
  */
-export type ParamType = (typeof PARAM_TYPES)[number];
+export type ParamType = keyof typeof PARAM_TYPE_OIDS;
 
 export interface StatementOptions {
   /** Prepare on the server once per connection (default true). */

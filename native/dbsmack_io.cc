@@ -907,6 +907,12 @@ void ioThread(Conn* c) {
 // worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more). Not
 // where the worker has one connection: D was 1.04-1.06 of B's q/s there at 8-10% less client CPU per query,
 // and solo() now does D's reads without its hand-off.
+// MariaDB oltp_read_only at 32 clients (16 per worker, B), 2026-12-05: the server's threads sleep 0.64-0.88
+// times a query waiting for their next statement (voluntary context switches, /proc/PID/task/*/status)
+// against 0.05-0.14 under sysbench, whose thread, woken on the server thread's CPU, preempts it and has sent
+// the next statement before it reads (0.91-0.97 involuntary switches a query); the server's CPU 49-56 us a
+// query against 42-47. D for every batch (design 2) brings the sleeps to 0.23-0.33 and the server's CPU to
+// 47-49, but 8 s runs alternated with B gave 1.02, 0.95, 1.02 of B's q/s at the same client CPU: not changed.
 constexpr int MYSQL_THREADED = 8;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which

@@ -33,6 +33,9 @@
  * machine's cross-CPU wake-ups per query (/proc/interrupts RES + CAL). On a small virtual machine these
  * explain most of a ratio: a client that costs more makes the server cost more too, and a run whose threads
  * keep to their CPUs (few wake-ups per query) is much faster than one whose do not, whichever the client.
+ * For MariaDB also how often per query the server's threads went to sleep ("server sleeps/q", voluntary
+ * context switches): a server thread that finds its next statement already sent does not sleep, one that
+ * must wait for it sleeps and is woken again, which costs the server CPU (tools.ts serverSleeps).
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,mysql-rw,postgres-rw,
@@ -66,6 +69,7 @@ import {
   type Sample as PeerSample,
   pgConn,
   serverCpuS,
+  serverSleeps,
   sysbenchRun,
   timed,
 } from './tools.ts';
@@ -139,6 +143,8 @@ interface Sample extends PeerSample {
   serverS?: number;
   /** Cross-CPU wake-ups on the machine over the run. */
   ipis?: number;
+  /** The local MariaDB server's threads' sleeps over the run (serverSleeps). */
+  sleeps?: number;
 }
 
 /** The server's driver when its processes are on this machine, for serverCpuS. */
@@ -150,15 +156,18 @@ function localServer(url: string): string | undefined {
 /** Run `fn` and add what the server and the machine spent meanwhile. */
 function withMachine(driver: string | undefined, fn: () => Sample): Sample {
   const s0 = driver === undefined ? undefined : serverCpuS(driver);
+  const z0 = driver === undefined ? undefined : serverSleeps(driver);
   const i0 = ipiCount();
   const r = fn();
   // PostgreSQL's backends exit after their clients: let the postmaster reap them (their time joins its own).
   if (driver === 'postgres') spawnSync('sleep', ['0.3']);
   const s1 = driver === undefined ? undefined : serverCpuS(driver);
+  const z1 = driver === undefined ? undefined : serverSleeps(driver);
   return {
     ...r,
     serverS: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
     ipis: ipiCount() - i0,
+    ...(z0 === undefined || z1 === undefined ? {} : { sleeps: z1 - z0 }),
   };
 }
 
@@ -472,6 +481,7 @@ const header = [
   'ratio after start-up',
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
+  'server sleeps/q peer/dbsmack',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
@@ -511,6 +521,8 @@ for (const p of pairs) {
       : f1(median(s.map((x) => ((x.serverS as number) * 1e6) / x.queries)));
   // Each run's own figure, in run order: the wake-ups vary from run to run with the throughput.
   const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
+  const sleeps = (s: Sample[]): string =>
+    s.some((x) => x.sleeps === undefined) ? '-' : f2(median(s.map((x) => (x.sleeps as number) / x.queries)));
   const pq = median(peer.map((s) => s.qps));
   const first = ours[0] ?? [];
   VARIANTS.forEach((v, k) => {
@@ -535,6 +547,7 @@ for (const p of pairs) {
         f2(mineAfter / peerAfter),
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
+        `${sleeps(peer)} / ${sleeps(mine)}`,
         ...(VARIANTS.length > 1
           ? [k === 0 ? '-' : `${f2(median(vsFirst))} [${vsFirst.map(f2).join(' ')}]`]
           : []),

@@ -212,6 +212,41 @@ export function serverCpuS(driver: string): number | undefined {
 }
 
 /**
+ * How many times the local MariaDB/MySQL server's threads have gone to sleep so far (voluntary context
+ * switches, summed over /proc/PID/task/N/status), or undefined elsewhere. Per query it says how often a
+ * server thread found no next statement waiting when it looked for one: near 0 under sysbench, whose client
+ * thread preempts the server thread it wakes and sends before the server reads, 0.6-0.9 under a client that
+ * answers many connections from one thread (README, Performance). PostgreSQL's backends are processes that
+ * leave with their clients, their counts with them: not counted.
+ */
+export function serverSleeps(driver: string): number | undefined {
+  if (driver !== 'mysql') return undefined;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (comm !== 'mariadbd' && comm !== 'mysqld') continue;
+    let n = 0;
+    for (const t of readdirSync(`/proc/${d}/task`)) {
+      try {
+        const m = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(
+          readFileSync(`/proc/${d}/task/${t}/status`, 'utf8'),
+        );
+        if (m) n += Number(m[1]);
+      } catch {
+        // a thread that ended while we looked
+      }
+    }
+    return n;
+  }
+  return undefined;
+}
+
+/**
  * Cross-CPU wake-ups so far, all CPUs: rescheduling and function-call interrupts (/proc/interrupts RES and
  * CAL). On a virtual machine each one sent to a halted CPU is an exit to the hypervisor; per query they tell
  * a run where clients and server threads kept to their CPUs from one where they did not, the main cause of

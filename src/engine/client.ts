@@ -143,7 +143,10 @@ const notSql = (call: string, sql: unknown): DbError =>
     `ctx.${call}: the SQL must be a string, got ${sql === null ? 'null' : typeof sql}`,
   );
 
-/** A sequence's first item was a prepared statement's and item `i` a text query's (or the other way). */
+/**
+ * A sequence's first item was a prepared statement's and item `i` a text query's (the other way round, an
+ * item without its SQL in a text sequence, is `notSql`'s).
+ */
 const mixedSequence = (i: number): DbError =>
   new DbError(
     'fatal',

@@ -24,8 +24,9 @@ export function defineWorkload(w: Workload): Workload {
 
 /**
  * The client handler of an event that is one statement: `draw()` picks the event's statement and
- * parameters, and the event runs it (as a text query when the draw has `sql`). The engine may then run many such events in one call into the native
- * I/O core (see `ClientHandler.single`); either way every event draws the same and counts the same.
+ * parameters, and the event runs it (as a text query when the draw has `sql`). The engine may then run many
+ * such events in one call into the native I/O core (see `ClientHandler.single`); either way every event
+ * draws the same and counts the same.
  *
  * ```ts
  * client(ctx) {
@@ -47,10 +48,10 @@ export function oneStatement(ctx: ClientContext, draw: () => SingleStatement): C
 /**
  * The client handler of an event that is always `length` statements run one after the other, nothing
  * between them (the statements of a transaction whose parameters do not depend on each other's results):
- * `draw()` picks the event's statements and parameters, and the event runs them with `ctx.runSequence`
- * (as text queries when the draws are: `sql` set on every one). The engine may then
- * run many such events in one call into the native I/O core (`ClientHandler.sequence`); either way every
- * event draws the same and counts the same. `transaction: true` says each event is one transaction, its
+ * `draw()` picks the event's statements and parameters, and the event runs them with `ctx.runSequence` (as
+ * text queries when the draws are: `sql` set on every one). The engine may then run many such events in one
+ * call into the native I/O core (`ClientHandler.sequence`); either way every event draws the same and counts
+ * the same. `transaction: true` says each event is one transaction, its
  * first statement BEGIN and its last COMMIT: after a statement past the first failed, the engine rolls it
  * back before the error policy (`ClientHandler.sequenceTransaction`).
  *

@@ -25,6 +25,7 @@ import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
 import { startPgCluster } from './helpers/pg-cluster.ts';
 import { need } from './helpers/preconditions.ts';
+import { totalCounts } from './helpers/run-counts.ts';
 import { MYSQL_URL, needServer, PG_URL, TEST_DATABASES } from './helpers/servers.ts';
 
 /** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
@@ -174,10 +175,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
 /** Counts of a run that must not depend on the I/O path. */
 function counts(r: RunResult): unknown {
   return {
-    status: r.status,
-    queries: r.totals.queries,
-    events: r.totals.events,
-    errors: r.totals.errors,
+    ...totalCounts(r),
     types: Object.fromEntries(Object.entries(r.types).map(([k, v]) => [k, v.count])),
     sysbench:
       r.sysbench === undefined

@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
+import { totalCounts } from './helpers/run-counts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'workloads');
@@ -24,10 +25,7 @@ const ARMS = [
 
 function counts(r: RunResult): unknown {
   return {
-    status: r.status,
-    queries: r.totals.queries,
-    events: r.totals.events,
-    errors: r.totals.errors,
+    ...totalCounts(r),
     types: Object.fromEntries(Object.entries(r.types).map(([k, s]) => [k, [s.count, s.errors]])),
     errorCodes: r.errors.map((e) => [e.code, e.count]),
   };

@@ -88,6 +88,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -169,6 +170,7 @@ struct Conn {
   bool cacheMetadata = false;
   bool dead = false;
   bool inEpoll = false;
+  int ep = -1;  // the epoll set it is in while inEpoll: its core's, or (design 4) the shared I/O thread's
   int lostErrno = 0;
 
   // Unparsed input: in[inStart, in.size()).
@@ -234,6 +236,12 @@ struct Conn {
   bool bGo = false;
   Completion bDone{};
 
+  // Design 4: this connection's batches run on the core's shared I/O thread (`toHelper`, chosen at open);
+  // `onHelper` while the I/O thread has the batch (from submitBatch until it hands the ST_BATCH over), under
+  // the core's `hm`.
+  bool toHelper = false;
+  bool onHelper = false;
+
   // Designs A and D.
   std::thread thread;
   std::mutex m;
@@ -246,7 +254,8 @@ struct Conn {
 
 struct Core {
   int design = 0;  // 0: B (epoll on the caller's thread); 1: A (thread per connection); 2: D (B + batches
-                   // on a thread per connection); 3: B or D for each batch (batchOnThread, the default)
+                   // on a thread per connection); 3: B or D for each batch (batchOnThread, the default);
+                   // 4: B + every second connection's batches on one shared I/O thread (batchOnHelper)
   int live = 0;    // connections open
   Conn* only = nullptr;  // the connection, while exactly one is open (solo())
   int ep = -1;
@@ -260,6 +269,17 @@ struct Core {
   std::mutex m;
   std::condition_variable cv;
   std::deque<Completion> queue;
+  // Design 4: the shared I/O thread (helperThread), its epoll set and eventfd, the batches handed to it and
+  // the connections to drop (closeConn), under `hm`; `hcv` tells closeConn a drop is done.
+  std::thread helper;
+  int hEp = -1;
+  int hEv = -1;
+  int helperConns = 0;  // open connections whose batches go to it (every second one: balanced at open)
+  std::mutex hm;
+  std::condition_variable hcv;
+  std::vector<Conn*> hInbox;
+  std::vector<Conn*> hDrop;
+  bool hQuit = false;
 };
 
 // One core per load worker (each worker thread is its own Node-API environment and calls in from its own
@@ -607,7 +627,7 @@ void startRequest(Conn* c, int kind, int flags) {
 
 void dropFromEpoll(Conn* c) {
   if (c->inEpoll) {
-    epoll_ctl(c->core->ep, EPOLL_CTL_DEL, c->fd, nullptr);
+    epoll_ctl(c->ep, EPOLL_CTL_DEL, c->fd, nullptr);
     c->inEpoll = false;
   }
 }
@@ -658,7 +678,7 @@ void flushWrite(Conn* c) {
         epoll_event ev{};
         ev.events = EPOLLIN | EPOLLOUT;
         ev.data.u64 = static_cast<uint64_t>(c->id);
-        epoll_ctl(c->core->ep, EPOLL_CTL_MOD, c->fd, &ev);
+        epoll_ctl(c->ep, EPOLL_CTL_MOD, c->fd, &ev);
         return;
       }
       lost(c, errno, monoUs());
@@ -721,7 +741,10 @@ void takeThreadedCompletions() {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.u64 = static_cast<uint64_t>(c->id);
-      if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0) c->inEpoll = true;
+      if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0) {
+        c->inEpoll = true;
+        c->ep = tcore->ep;
+      }
     }
     tcore->ready.push_back(d);
   }
@@ -839,7 +862,7 @@ int waitB(int timeoutMs) {
           epoll_event ev{};
           ev.events = EPOLLIN;
           ev.data.u64 = tag;
-          epoll_ctl(tcore->ep, EPOLL_CTL_MOD, c->fd, &ev);
+          epoll_ctl(c->ep, EPOLL_CTL_MOD, c->fd, &ev);
         }
       }
       if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
@@ -985,6 +1008,125 @@ void batchThread(Conn* c) {
   }
 }
 
+
+// ---- design 4: batches on one shared I/O thread ----------------------------------------------------------
+
+// Design 4 (to measure, DBSMACK_NATIVE_DESIGN=4): every second connection's batches run on one native I/O
+// thread of the core's, an epoll loop as B's over the connections it has, so that one JavaScript thread
+// (one V8 isolate: no second one to start, nor its optimising compiler's work) drives the load while the
+// system calls of half of it run on another CPU. The hand-off is D's (the connection out of the worker's
+// epoll set, its ST_BATCH completion through `queue` and the eventfd), once per batch of 25-256 statements.
+bool batchOnHelper(const Conn* c) {
+#if defined(__x86_64__) || defined(__i386__)
+  return c->core->design == 4 && c->toHelper && c->core->live > 1;
+#else
+  (void)c;
+  return false;
+#endif
+}
+
+// The I/O thread hands a finished batch back: its last touch of the connection (closeConn may delete it as
+// soon as `onHelper` is false, which is why the completion is copied under the same lock).
+void helperHandBack(Core* core, Conn* c) {
+  dropFromEpoll(c);
+  {
+    std::lock_guard<std::mutex> g(core->hm);
+    Completion d = c->bDone;
+    c->onHelper = false;
+    std::lock_guard<std::mutex> q(core->m);
+    core->queue.push_back(d);
+  }
+  core->hcv.notify_all();
+  uint64_t one = 1;
+  ssize_t w = write(core->evFd, &one, sizeof one);
+  (void)w;
+}
+
+void helperThread(Core* core) {
+  pthread_setname_np(pthread_self(), "dbsmack-io");  // (tests find it by this name)
+  std::vector<Conn*> byId;  // this thread's connections by epoll tag (their ids); only this thread uses it
+  std::vector<Conn*> take;
+  std::vector<Conn*> drop;
+  epoll_event evs[64];
+  for (;;) {
+    int n = epoll_wait(core->hEp, evs, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    bool control = false;
+    // The connections' events first, then the hand-overs and drops: a connection closeConn waits for is
+    // alive until it is acknowledged, at the end of the round.
+    for (int i = 0; i < n; i++) {
+      uint64_t tag = evs[i].data.u64;
+      if (tag == UINT64_MAX) {
+        control = true;
+        continue;
+      }
+      Conn* c = tag < byId.size() ? byId[tag] : nullptr;
+      if (c == nullptr) continue;
+      if (evs[i].events & EPOLLOUT) {
+        flushWrite(c);
+        if (c->wq.empty() && !c->dead && c->inEpoll) {
+          epoll_event ev{};
+          ev.events = EPOLLIN;
+          ev.data.u64 = tag;
+          epoll_ctl(core->hEp, EPOLL_CTL_MOD, c->fd, &ev);
+        }
+      }
+      if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
+      if (!c->inBatch) {
+        byId[tag] = nullptr;
+        helperHandBack(core, c);
+      }
+    }
+    if (!control) continue;
+    uint64_t v;
+    if (read(core->hEv, &v, sizeof v) < 0 && errno != EAGAIN) return;
+    bool quit;
+    {
+      std::lock_guard<std::mutex> g(core->hm);
+      take.swap(core->hInbox);
+      drop.swap(core->hDrop);
+      quit = core->hQuit;
+    }
+    if (quit) return;
+    for (Conn* c : take) {
+      size_t id = static_cast<size_t>(c->id);
+      if (byId.size() <= id) byId.resize(id + 1, nullptr);
+      byId[id] = c;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = id;
+      if (epoll_ctl(core->hEp, EPOLL_CTL_ADD, c->fd, &ev) == 0) {
+        c->inEpoll = true;
+        c->ep = core->hEp;
+        batchNext(c);
+      } else {
+        lost(c, errno, monoUs());
+      }
+      if (!c->inBatch) {
+        byId[id] = nullptr;
+        helperHandBack(core, c);
+      }
+    }
+    take.clear();
+    // Drops: only a connection still in byId is looked at (one handed back may be gone already).
+    bool dropped = false;
+    for (Conn* c : drop)
+      for (Conn*& p : byId)
+        if (p == c) {
+          dropFromEpoll(c);
+          p = nullptr;
+          std::lock_guard<std::mutex> g(core->hm);
+          c->onHelper = false;
+          dropped = true;
+        }
+    drop.clear();
+    if (dropped) core->hcv.notify_all();
+  }
+}
+
 // ---- Node-API ---------------------------------------------------------------------------------------------
 
 napi_value undefinedValue(napi_env env) {
@@ -1030,8 +1172,22 @@ void closeConn(Conn* c);
 // The worker's environment is torn down: close what JavaScript left open.
 void FinalizeCore(napi_env, void* data, void*) {
   Core* core = static_cast<Core*>(data);
+  if (core->helper.joinable()) {
+    {
+      std::lock_guard<std::mutex> g(core->hm);
+      core->hQuit = true;
+    }
+    uint64_t one = 1;
+    ssize_t w = write(core->hEv, &one, sizeof one);
+    (void)w;
+    core->helper.join();
+    for (Conn* c : core->conns)
+      if (c != nullptr) c->onHelper = false;  // (nothing has them now)
+  }
   for (Conn* c : core->conns)
     if (c != nullptr) closeConn(c);
+  if (core->hEp >= 0) close(core->hEp);
+  if (core->hEv >= 0) close(core->hEv);
   if (core->ep >= 0) close(core->ep);
   if (core->evFd >= 0) close(core->evFd);
   if (tcore == core) tcore = nullptr;
@@ -1039,7 +1195,8 @@ void FinalizeCore(napi_env, void* data, void*) {
 }
 
 // init(design): 0 = epoll on this thread (B), 1 = a thread per connection (A), 2 = B with every batch on its
-// connection's own thread (D), 3 = B or D for each batch (batchOnThread).
+// connection's own thread (D), 3 = B or D for each batch (batchOnThread), 4 = B with every second
+// connection's batches on the core's shared I/O thread (batchOnHelper).
 napi_value Init(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -1075,6 +1232,17 @@ napi_value Init(napi_env env, napi_callback_info info) {
     ev.events = EPOLLIN;
     ev.data.u64 = UINT64_MAX - 1;
     epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->evFd, &ev);
+  }
+  if (tcore->design == 4 && !tcore->helper.joinable()) {
+    tcore->hEp = epoll_create1(EPOLL_CLOEXEC);
+    if (throwIfErrno(env, tcore->hEp < 0, errno)) return nullptr;
+    tcore->hEv = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (throwIfErrno(env, tcore->hEv < 0, errno)) return nullptr;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = UINT64_MAX;
+    epoll_ctl(tcore->hEp, EPOLL_CTL_ADD, tcore->hEv, &ev);
+    tcore->helper = std::thread(helperThread, tcore);
   }
   return undefinedValue(env);
 }
@@ -1119,7 +1287,13 @@ napi_value Open(napi_env env, napi_callback_info info) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = static_cast<uint64_t>(c->id);
-    if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, own, &ev) == 0) c->inEpoll = true;
+    if (epoll_ctl(tcore->ep, EPOLL_CTL_ADD, own, &ev) == 0) {
+      c->inEpoll = true;
+      c->ep = tcore->ep;
+    }
+    // Every second connection open (the first stays here): half the batches on each thread.
+    c->toHelper = tcore->design == 4 && tcore->helperConns * 2 + 1 < tcore->live;
+    if (c->toHelper) tcore->helperConns++;
   } else {
     c->thread = std::thread(ioThread, c);
   }
@@ -1246,6 +1420,19 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return undefinedValue(env);
   }
   c->bAdvance = true;
+  if (batchOnHelper(c)) {
+    dropFromEpoll(c);
+    c->threaded = true;
+    {
+      std::lock_guard<std::mutex> g(tcore->hm);
+      c->onHelper = true;
+      tcore->hInbox.push_back(c);
+    }
+    uint64_t one = 1;
+    ssize_t w = write(tcore->hEv, &one, sizeof one);
+    (void)w;
+    return undefinedValue(env);
+  }
   if (batchOnThread(c)) {
     dropFromEpoll(c);
     c->threaded = true;
@@ -1322,6 +1509,17 @@ napi_value Take(napi_env env, napi_callback_info info) {
 
 void closeConn(Conn* c) {
   Core* core = c->core;
+  if (core->helper.joinable()) {
+    // Design 4: a batch the I/O thread has ends here; it drops the connection and says so.
+    std::unique_lock<std::mutex> g(core->hm);
+    if (c->onHelper) {
+      core->hDrop.push_back(c);
+      uint64_t one = 1;
+      ssize_t w = write(core->hEv, &one, sizeof one);
+      (void)w;
+      core->hcv.wait(g, [c] { return !c->onHelper; });
+    }
+  }
   if (core->design == 1 || c->thread.joinable()) {
     {
       std::lock_guard<std::mutex> g(c->m);
@@ -1345,6 +1543,7 @@ void closeConn(Conn* c) {
     else
       i++;
   }
+  if (c->toHelper) core->helperConns--;
   core->conns[c->id] = nullptr;
   core->freeIds.push_back(c->id);
   core->live--;

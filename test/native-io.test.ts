@@ -9,7 +9,7 @@
  * builds it).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
@@ -355,14 +355,33 @@ function batchOf(stmt: PreparedStatement, params: unknown[][], budgetUs = 1e6): 
   return b;
 }
 
-// The ways the core runs a batch: from the worker's epoll_wait (B), on the connection's own thread (D), and
+// The ways the core runs a batch: from the worker's epoll_wait (B), on the connection's own thread (D),
 // (the default, 3, where the worker has one connection, as here: the test's other connection is on the
-// JavaScript path) with blocking reads on the worker's thread, in slices that let its event loop run.
+// JavaScript path) with blocking reads on the worker's thread, in slices that let its event loop run, and
+// (4) on the core's shared I/O thread, which takes every second native connection's batches (the test opens
+// a spare one first, which stays on the worker's thread).
 const DESIGNS = [
   ['epoll', 0],
   ['thread', 2],
   ['one connection', 3],
+  ['shared thread', 4],
 ] as const;
+
+/** Design 4: a native connection opened first, so that the test's own is the second (the shared thread's). */
+async function spareFor(design: number, target: Target): Promise<Connection | undefined> {
+  return design === 4 ? await load(withIo(target, 'native')) : undefined;
+}
+
+/** The voluntary context switches of the core's shared I/O thread (design 4), or -1 when there is none. */
+function sharedThreadSwitches(): number {
+  for (const tid of readdirSync('/proc/self/task')) {
+    const dir = `/proc/self/task/${tid}`;
+    if (readFileSync(`${dir}/comm`, 'utf8').trim() !== 'dbsmack-io') continue;
+    const m = /voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`${dir}/status`, 'utf8'));
+    return Number(m?.[1] ?? -1);
+  }
+  return -1;
+}
 
 /** Run the test's native connections on `design`, and on the environment's design after it. */
 function onDesign(t: TestContext, design: number): void {
@@ -378,6 +397,7 @@ for (const [how, design] of DESIGNS)
       if (!target) return;
       onDesign(t, design);
       const table = `native_batch_${driver}_${process.pid}`;
+      const spare = await spareFor(design, target);
       const nat = await load(withIo(target, 'native'));
       const js = await load(withIo(target, 'js'));
       try {
@@ -391,9 +411,13 @@ for (const [how, design] of DESIGNS)
         const b = batchOf(ins, [[1], [2], [3], [4]]);
         const threads = (): number => readdirSync('/proc/self/task').length;
         const before = threads();
+        const shared = sharedThreadSwitches();
         await nat.runBatch?.(b);
         // design D runs it on a thread of the connection's own, which stays until the connection closes
         if (design === 2) assert.ok(threads() > before, `a thread for the batch: ${before} → ${threads()}`);
+        // design 4 on the shared thread, which waited for each reply
+        if (design === 4)
+          assert.ok(shared >= 0 && sharedThreadSwitches() >= shared + 4, 'the shared thread ran it');
         assert.equal(b.done, 4);
         assert.equal(b.error, undefined);
         for (let i = 0; i < 4; i++) {
@@ -439,7 +463,7 @@ for (const [how, design] of DESIGNS)
         await sel.close();
         await nat.query(`DROP TABLE ${table}`);
       } finally {
-        await Promise.all([js.close(), nat.close()]);
+        await Promise.all([js.close(), nat.close(), spare?.close()]);
       }
     });
 
@@ -448,6 +472,7 @@ for (const [how, design] of DESIGNS)
       const target = await needServer(t, driver);
       if (!target) return;
       onDesign(t, design);
+      const spare = await spareFor(design, target);
       const a = await load(withIo(target, 'native'));
       const d = await loadDriver(driver);
       const admin = await d.connect(target, { connectTimeoutMs: 5000 });
@@ -478,8 +503,30 @@ for (const [how, design] of DESIGNS)
         const again = batchOf(sleep, [[0]]);
         await a.runBatch?.(again);
         assert.equal(again.error?.kind, 'reconnect', 'a later batch fails with the connection');
+        if (spare !== undefined) {
+          // design 4: a connection aborted (a stop, Ctrl-C) while the shared thread runs its batch: the
+          // thread lets it go at once, and runs the next connection's batches as before
+          await a.close(); // (the shared thread's: the next one opened is again)
+          const c = await load(withIo(target, 'native'));
+          const long = await c.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
+          const cut = batchOf(long, [[0], [10]]);
+          c.runBatch?.(cut).catch(() => {});
+          await until(async () => cut.done === 1, 'the first statement to end');
+          const t0 = Date.now();
+          assert.equal(typeof c.abort, 'function');
+          c.abort?.();
+          assert.ok(Date.now() - t0 < 2000, `abort returned in ${Date.now() - t0} ms`);
+          const next = await load(withIo(target, 'native'));
+          const one = await next.prepare('SELECT 1');
+          const ok = batchOf(one, [[], [], []]);
+          const shared = sharedThreadSwitches();
+          await next.runBatch?.(ok);
+          assert.deepEqual([ok.done, ok.error, ok.value(2)], [3, undefined, 1]);
+          assert.ok(sharedThreadSwitches() > shared, 'on the shared thread');
+          await next.close();
+        }
       } finally {
-        await Promise.all([a.close(), admin.close()]);
+        await Promise.all([a.close(), admin.close(), spare?.close()]);
       }
     });
   }
@@ -624,14 +671,20 @@ for (const driver of ['mysql', 'postgres'] as const) {
     ];
     for (const [name, args] of runs) {
       const out: Record<string, unknown> = {};
-      for (const [arm, env] of [
-        ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }],
-        ['batch epoll', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '0' }],
-        ['batch thread', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2' }],
-        ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }],
-        ['js', { DBSMACK_IO: 'js' }],
+      for (const [arm, env, more] of [
+        ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }, []],
+        ['batch epoll', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '0' }, []],
+        ['batch thread', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2' }, []],
+        // one load thread, every second client's batches on the core's shared I/O thread
+        [
+          'batch shared thread',
+          { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '4' },
+          ['--workers', '1'],
+        ],
+        ['per statement', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'off' }, []],
+        ['js', { DBSMACK_IO: 'js' }, []],
       ] as const) {
-        const r = await runCli([...args, '--format', 'json'], { env });
+        const r = await runCli([...args, ...more, '--format', 'json'], { env });
         assert.equal(r.code, 0, `${name} ${arm}: ${r.stderr}`);
         const res = JSON.parse(r.stdout) as RunResult;
         out[arm] = batchCounts(res);

@@ -194,7 +194,9 @@ let design: number | undefined;
  * blocking calls on the worker's thread, and otherwise runs each statement batch either from the worker's
  * epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by protocol and
  * by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1 (A, no
- * batches: kept for bench/native-floor) makes one design run everywhere, to measure it.
+ * batches: kept for bench/native-floor) makes one design run everywhere, to measure it; 4 runs every second
+ * connection's batches on one native I/O thread of the core's (with `--workers 1`: one V8 isolate, the
+ * system calls on two threads; measured, not the default: see the core's top comment).
  */
 function nativeDesign(): number {
   design ??= envDesign();
@@ -203,7 +205,7 @@ function nativeDesign(): number {
 
 function envDesign(): number {
   const d = Number(process.env.DBSMACK_NATIVE_DESIGN ?? 3);
-  return Number.isInteger(d) && d >= 0 && d <= 3 ? d : 3;
+  return Number.isInteger(d) && d >= 0 && d <= 4 ? d : 3;
 }
 
 /**

@@ -81,6 +81,13 @@
 // transaction 7.1 against D's 10.0 and pgbench's 7.0; system time 281-313 us a transaction against D's
 // 320-325 and pgbench's 311-322; whole CPU 368-430 against D's 419-430 (2 of 3 pairs lower). bench/peers
 // --clients 1 --repeat 3, against D: within this machine's noise (+-10-25%) either way.
+// Design 4 (2026-12-05, DBSMACK_NATIVE_DESIGN=4 with --workers 1; batchOnHelper): one load thread, and every
+// second connection's batches on one shared native I/O thread of the core's (B's loop, D's hand-off), so that
+// a run has one V8 isolate to start and to compile for while its system calls run on two threads. bench/peers
+// --time 8 --clients 32,8 --repeat 2 against the default: start-up 0.21-0.33 s against 0.30-0.51; q/s 0.85 (MariaDB,
+// 8 clients, where the default runs D) to 1.24; whole-process CPU a query lower on pgbench -S (0.90-1.16 of
+// pgbench's against 1.10-1.37), higher on MariaDB (1.10-1.33 of sysbench's against 1.03-1.17) and PostgreSQL's
+// point select. Not the default (see the README, Performance).
 
 #include <node_api.h>
 #include <uv.h>

@@ -84,10 +84,10 @@
 // Design 4 (2026-12-05, DBSMACK_NATIVE_DESIGN=4 with --workers 1; batchOnHelper): one load thread, and every
 // second connection's batches on one shared native I/O thread of the core's (B's loop, D's hand-off), so that
 // a run has one V8 isolate to start and to compile for while its system calls run on two threads. bench/peers
-// --time 8 --clients 32,8 --repeat 2 against the default: start-up 0.21-0.33 s against 0.30-0.51; q/s 0.85 (MariaDB,
-// 8 clients, where the default runs D) to 1.24; whole-process CPU a query lower on pgbench -S (0.90-1.16 of
-// pgbench's against 1.10-1.37), higher on MariaDB (1.10-1.33 of sysbench's against 1.03-1.17) and PostgreSQL's
-// point select. Not the default (see the README, Performance).
+// --time 8 --clients 32,8 --repeat 2 against the default: start-up 0.21-0.39 s against 0.30-0.51; q/s 0.85
+// (MariaDB, 8 clients, where the default runs D) to 1.24; CPU a query after start-up lower on pgbench -S
+// (0.90-1.16 of pgbench's against 1.10-1.37), higher on MariaDB (1.10-1.28 of sysbench's against 1.03-1.17)
+// and PostgreSQL's point select. Not the default (see the README, Performance).
 
 #include <node_api.h>
 #include <uv.h>

@@ -594,6 +594,23 @@ for (const driver of ['mysql', 'postgres'] as const) {
         'point select',
         ['run', 'oltp_point_select', '--db', url, ...sb, '--clients', '3', '--events', '2000'],
       ],
+      // ten clients in one load thread (design 4: five of them on the shared I/O thread)
+      [
+        'point select, one thread',
+        [
+          'run',
+          'oltp_point_select',
+          '--db',
+          url,
+          ...sb,
+          '--clients',
+          '10',
+          '--workers',
+          '1',
+          '--events',
+          '2000',
+        ],
+      ],
       ['update index', ['run', 'oltp_update_index', '--db', url, ...sb, '--clients', '2', '--events', '500']],
       // whole transactions as sequences (BEGIN, the body, COMMIT: OltpClient.transaction)
       ['read only', ['run', 'oltp_read_only', '--db', url, ...sb, '--clients', '3', '--events', '300']],

@@ -835,6 +835,21 @@ bool soloRead(Conn* c) {
   }
 }
 
+// A connection's epoll event (`tag`: its id), in B's loop and the shared I/O thread's: what was left to send
+// goes (and the connection waits for reads only once it has), then what came is read.
+void connEvent(Conn* c, uint32_t events, uint64_t tag) {
+  if (events & EPOLLOUT) {
+    flushWrite(c);
+    if (c->wq.empty() && !c->dead && c->inEpoll) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = tag;
+      epoll_ctl(c->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+  }
+  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
+}
+
 int waitB(int timeoutMs) {
   epoll_event evs[64];
   int timerMs = uvTimerLeftMs();
@@ -868,16 +883,7 @@ int waitB(int timeoutMs) {
       }
       Conn* c = tcore->conns[tag];
       if (c == nullptr || c->dead) continue;
-      if (evs[i].events & EPOLLOUT) {
-        flushWrite(c);
-        if (c->wq.empty() && !c->dead) {
-          epoll_event ev{};
-          ev.events = EPOLLIN;
-          ev.data.u64 = tag;
-          epoll_ctl(c->ep, EPOLL_CTL_MOD, c->fd, &ev);
-        }
-      }
-      if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
+      connEvent(c, evs[i].events, tag);
     }
     if (!tcore->ready.empty() || uv) return 0;
     // timed out; a solo slice that ended goes on reading until the timeout
@@ -1077,16 +1083,7 @@ void helperThread(Core* core) {
       }
       Conn* c = tag < byId.size() ? byId[tag] : nullptr;
       if (c == nullptr) continue;
-      if (evs[i].events & EPOLLOUT) {
-        flushWrite(c);
-        if (c->wq.empty() && !c->dead && c->inEpoll) {
-          epoll_event ev{};
-          ev.events = EPOLLIN;
-          ev.data.u64 = tag;
-          epoll_ctl(core->hEp, EPOLL_CTL_MOD, c->fd, &ev);
-        }
-      }
-      if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
+      connEvent(c, evs[i].events, tag);
       if (!c->inBatch) {
         byId[tag] = nullptr;
         helperHandBack(core, c);

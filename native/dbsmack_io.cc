@@ -1044,13 +1044,16 @@ bool batchOnHelper(const Conn* c) {
 }
 
 // The I/O thread hands a finished batch back: its last touch of the connection (closeConn may delete it as
-// soon as `onHelper` is false, which is why the completion is copied under the same lock).
+// soon as `onHelper` is false, which is why the completion is copied under the same lock). A drop closeConn
+// asked for meanwhile goes with it: left in `hDrop`, its pointer could name a later connection made at the
+// same address.
 void helperHandBack(Core* core, Conn* c) {
   dropFromEpoll(c);
   {
     std::lock_guard<std::mutex> g(core->hm);
     Completion d = c->bDone;
     c->onHelper = false;
+    for (auto it = core->hDrop.begin(); it != core->hDrop.end();) it = *it == c ? core->hDrop.erase(it) : it + 1;
     std::lock_guard<std::mutex> q(core->m);
     core->queue.push_back(d);
   }
@@ -1120,7 +1123,8 @@ void helperThread(Core* core) {
       }
     }
     take.clear();
-    // Drops: only a connection still in byId is looked at (one handed back may be gone already).
+    // Drops: only a connection still in byId is looked at (one handed back above may be gone already; no
+    // connection made since can be in byId: the hand-overs of this round were taken before it was deleted).
     bool dropped = false;
     for (Conn* c : drop)
       for (Conn*& p : byId)

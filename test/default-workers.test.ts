@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { loadIoOf, sharedIoOf } from '../src/driver/connectors.ts';
+import { loadDesign, sharedIoSupported } from '../src/driver/native-core.ts';
+import { parseTarget } from '../src/driver/url.ts';
 import {
   capacityProblem,
   defaultWorkers,
@@ -25,6 +28,49 @@ test('default workers: one per SQLite client up to a bound, one per two cores (a
   assert.equal(defaultWorkers('postgres', 32, 16), 8);
   assert.equal(defaultWorkers('mysql', 2, 16), 2);
   assert.equal(defaultWorkers('mysql', 1, 1), 1);
+});
+
+test('many PostgreSQL clients on the native core: one load thread with the shared I/O thread, where two would be the default', (t) => {
+  for (const cores of [2, 3, 4, 5]) {
+    assert.equal(defaultWorkers('postgres', 16, cores, big, true), 1, `${cores} cores`);
+    assert.equal(defaultWorkers('postgres', 500, cores, big, true), 1, `${cores} cores`);
+    assert.equal(defaultWorkers('postgres', 15, cores, big, true), 2, `${cores} cores, 15 clients`);
+    assert.equal(defaultWorkers('postgres', 64, cores, big, false), 2, `${cores} cores, no shared thread`);
+  }
+  // more cores: the load threads their default gives (the shared thread was measured on two)
+  assert.equal(defaultWorkers('postgres', 64, 8, big, true), 4);
+  assert.equal(defaultWorkers('postgres', 64, 1, big, true), 1);
+  // the load thread's design follows: 4 where it holds all of 16 or more PostgreSQL clients
+  const saved = process.env.DBSMACK_NATIVE_DESIGN;
+  t.after(() => {
+    if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
+    else process.env.DBSMACK_NATIVE_DESIGN = saved;
+  });
+  delete process.env.DBSMACK_NATIVE_DESIGN;
+  assert.equal(loadDesign('postgres', 16, true), sharedIoSupported ? 4 : 3);
+  assert.equal(loadDesign('postgres', 15, true), 3);
+  assert.equal(loadDesign('postgres', 32, false), 3, 'a share of the clients: two load threads');
+  assert.equal(loadDesign('mysql', 32, true), 3);
+  assert.equal(loadDesign('sqlite', 32, true), 3);
+  for (const [asked, design] of [
+    ['0', 0],
+    ['2', 2],
+    ['3', 3],
+    ['4', 4],
+    ['7', sharedIoSupported ? 4 : 3],
+    ['', sharedIoSupported ? 4 : 3],
+  ] as const) {
+    process.env.DBSMACK_NATIVE_DESIGN = asked;
+    assert.equal(loadDesign('postgres', 64, true), design, `DBSMACK_NATIVE_DESIGN=${asked}`);
+  }
+  // and the default number of load threads with it: DBSMACK_NATIVE_DESIGN=3 keeps two
+  const pg = parseTarget('postgres://root@127.0.0.1/test');
+  process.env.DBSMACK_NATIVE_DESIGN = '3';
+  assert.equal(sharedIoOf(pg), false);
+  delete process.env.DBSMACK_NATIVE_DESIGN;
+  assert.equal(sharedIoOf(pg), sharedIoSupported && loadIoOf(pg) === 'native');
+  assert.equal(sharedIoOf({ ...pg, params: { ...pg.params, io: 'js' } }), false);
+  assert.equal(sharedIoOf(parseTarget('mysql://root@127.0.0.1/test')), false);
 });
 
 test('the default stays bounded on every driver: 5000 SQLite clients share a few threads', () => {

@@ -14,12 +14,14 @@ import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { resolveWorkload } from '../src/cli/run.ts';
 import { loadDriver } from '../src/driver/index.ts';
-import { nativeUnavailable } from '../src/driver/native-core.ts';
+import { askedDesign, nativeUnavailable, sharedIoSupported } from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { defaultWorkers } from '../src/engine/capacity.ts';
 import { RunController, runOnce } from '../src/engine/run-once.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { planFrom } from '../src/run/plan.ts';
 import { runCli, tmpDir } from './helpers/cli.ts';
+import { sharedThreadSwitches } from './helpers/io-thread.ts';
 import { ownDatabase } from './helpers/own-database.ts';
 import { need } from './helpers/preconditions.ts';
 
@@ -94,6 +96,51 @@ for (const driver of ['mysql', 'postgres'] as const) {
     assert.match(text.stdout, /3 clients in the main thread and 1 worker,/);
   });
 }
+
+test("many PostgreSQL clients: one load thread by default, every second connection's batches on the shared I/O thread", async (t) => {
+  if (!needNative(t)) return;
+  if (!sharedIoSupported) {
+    t.skip(`the shared I/O thread runs on x86 only (this is ${process.arch})`);
+    return;
+  }
+  const own = await ownDatabase(t, 'postgres', 'mainthr_shared');
+  if (!own) return;
+  // the CLI: 16 clients get one load thread where two would be the default (2 to 5 cores), 8 get two, and
+  // DBSMACK_NATIVE_DESIGN=3 (no shared thread) keeps two
+  const one = defaultWorkers('postgres', 16, undefined, undefined, true);
+  const two = defaultWorkers('postgres', 16);
+  const run = ['run', 'select1', '--db', own.url, '--events', '3000'];
+  const many = await runJson([...run, '--clients', '16']);
+  assert.equal(many.workers, one);
+  assert.equal(many.target.shared_io_thread, one === 1 ? true : undefined, 'the RunResult says so');
+  assert.equal(many.totals.events, 3000);
+  assert.equal(many.totals.errors, 0);
+  const eight = await runJson([...run, '--clients', '8']);
+  assert.equal(eight.workers, defaultWorkers('postgres', 8));
+  assert.equal(eight.target.shared_io_thread, undefined);
+  const asked = await runJson([...run, '--clients', '16'], { DBSMACK_NATIVE_DESIGN: '3' });
+  assert.equal(asked.workers, two);
+  assert.equal(asked.target.shared_io_thread, undefined);
+  const text = await runCli([...run, '--clients', '16', '--no-history']);
+  assert.equal(text.code, 0, text.stderr);
+  if (one === 1)
+    assert.match(text.stdout, /; native I\/O with a shared I\/O thread, \d+% of events in statement batches/);
+  if (askedDesign() !== undefined) return; // (this process's own runs would take the design it names)
+  // in this process, one load thread (the main thread, as a sweep's or an experiment's runs): 16 clients run
+  // half their batches on the shared thread, which waits for each reply; a run of 4 clients after it goes
+  // back to design 3 and leaves the thread idle
+  const before = Math.max(0, sharedThreadSwitches());
+  const shared = await runInProcess(own.url, 'select1', 16, { events: 4000 });
+  assert.equal(shared.target.shared_io_thread, true);
+  assert.equal(shared.totals.events, 4000);
+  assert.equal(shared.totals.errors, 0);
+  const after = sharedThreadSwitches();
+  assert.ok(after > before + 16, `the shared thread waited ${after - before} times`);
+  const few = await runInProcess(own.url, 'select1', 4, { events: 2000 });
+  assert.equal(few.target.shared_io_thread, undefined);
+  assert.equal(few.totals.events, 2000);
+  assert.equal(sharedThreadSwitches(), after, 'the shared thread stays idle under 4 clients');
+});
 
 test('clients that could hold a thread stay in worker threads: SQLite, the JavaScript I/O path, a module', async (t) => {
   if (!needNative(t)) return;

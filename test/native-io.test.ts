@@ -9,7 +9,7 @@
  * builds it).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
@@ -23,6 +23,7 @@ import { claimEvents } from '../src/engine/client.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
+import { sharedThreadSwitches } from './helpers/io-thread.ts';
 import { startPgCluster } from './helpers/pg-cluster.ts';
 import { need } from './helpers/preconditions.ts';
 import { totalCounts } from './helpers/run-counts.ts';
@@ -370,17 +371,6 @@ const DESIGNS = [
 /** Design 4: a native connection opened first, so that the test's own is the second (the shared thread's). */
 async function spareFor(design: number, target: Target): Promise<Connection | undefined> {
   return design === 4 ? await load(withIo(target, 'native')) : undefined;
-}
-
-/** The voluntary context switches of the core's shared I/O thread (design 4), or -1 when there is none. */
-function sharedThreadSwitches(): number {
-  for (const tid of readdirSync('/proc/self/task')) {
-    const dir = `/proc/self/task/${tid}`;
-    if (readFileSync(`${dir}/comm`, 'utf8').trim() !== 'dbsmack-io') continue;
-    const m = /voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`${dir}/status`, 'utf8'));
-    return Number(m?.[1] ?? -1);
-  }
-  return -1;
 }
 
 /** Run the test's native connections on `design`, and on the environment's design after it. */

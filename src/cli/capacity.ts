@@ -144,7 +144,7 @@ async function capacityCommand(
       resolved,
     );
   const first = planAt(o.rateMin);
-  const workers = workersFor(run.workers, target.driver, first.clients);
+  const workers = workersFor(run.workers, target, first.clients);
   if (o.out) checkOutputFile(o.out, '--out');
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());

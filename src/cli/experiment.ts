@@ -177,7 +177,7 @@ async function resolveArm(
   const first = await workloadFor(plan.clients[0] as number);
   for (const c of plan.clients) await workloadFor(c);
   const target = targetFor(run, first.workload);
-  for (const c of plan.clients) workersFor(run.workers, target.driver, c);
+  for (const c of plan.clients) workersFor(run.workers, target, c);
   // The probes' options are checked now too (--server-priority without a policy …).
   try {
     profileProbesFrom(run, { sweep: true });
@@ -505,7 +505,7 @@ async function runExperimentSteps(
           plan: runPlan,
           workload: w.workload,
           options: w.options,
-          workers: workersFor(a.run.workers, a.target.driver, runPlan.clients),
+          workers: workersFor(a.run.workers, a.target, runPlan.clients),
           label: armLabel(plan.name, a.plan.label),
           probes: profileProbesFrom(a.run, { sweep: true }),
           onInterval: (p: IntervalPoint) => progress.interval(p),

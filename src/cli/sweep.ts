@@ -362,7 +362,7 @@ async function runSteps(
         plan,
         workload: w.workload,
         options: w.options,
-        workers: workersFor(run.workers, target.driver, plan.clients),
+        workers: workersFor(run.workers, target, plan.clients),
         label: r.label,
         probes: metrics ? [metrics.probe, ...r.probes] : r.probes,
         ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
@@ -457,7 +457,7 @@ async function resolveSweep(
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved.workload);
   // every client count must fit the machine before the first run starts
-  for (const c of o.clients) workersFor(run.workers, target.driver, c);
+  for (const c of o.clients) workersFor(run.workers, target, c);
   const shape = sweepSettings(arg, rest, run, target);
   const resumed = o.resume !== undefined ? resumeFrom(o.resume, shape) : undefined;
   return { workloadFor, resolved, target, shape, resumed };

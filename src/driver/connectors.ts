@@ -7,7 +7,7 @@
  * libraries themselves so that the main thread can name the connector without loading them.
  */
 import { DbError } from './errors.ts';
-import { nativeUnavailable } from './native-core.ts';
+import { askedDesign, nativeUnavailable, sharedIoSupported } from './native-core.ts';
 import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from './types.ts';
 
 /**
@@ -80,6 +80,21 @@ export type IoPath = 'native' | 'js';
 export function loadIoOf(target: Target): IoPath {
   if (loadConnectorOf(target) !== 'dbsmack' || askedIo(target) === 'js') return 'js';
   return nativeUnavailable() === undefined ? 'native' : 'js';
+}
+
+/**
+ * Whether a run on this target may have one load thread with the native core's shared I/O thread in place of
+ * a second load thread (capacity.ts `defaultWorkers`, native-core.ts `loadDesign`): PostgreSQL on the native
+ * core, on x86, unless `DBSMACK_NATIVE_DESIGN` asks for another design than 4.
+ */
+export function sharedIoOf(target: Target): boolean {
+  const asked = askedDesign();
+  return (
+    target.driver === 'postgres' &&
+    sharedIoSupported &&
+    (asked === undefined || asked === 4) &&
+    loadIoOf(target) === 'native'
+  );
 }
 
 /**

@@ -190,22 +190,66 @@ function schedulePump(): void {
 let design: number | undefined;
 
 /**
- * The core's design (native/dbsmack_io.cc, top comment): 3, the default, reads a worker's only connection with
- * blocking calls on the worker's thread, and otherwise runs each statement batch either from the worker's
- * epoll loop (B) or on its connection's own thread with blocking calls (D), chosen per batch by protocol and
- * by how many connections the worker has; `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only) or 1 (A, no
- * batches: kept for bench/native-floor) makes one design run everywhere, to measure it; 4 runs every second
- * connection's batches on one native I/O thread of the core's (with `--workers 1`: one V8 isolate, the
- * system calls on two threads; measured, not the default: see the core's top comment).
+ * The core's design (native/dbsmack_io.cc, top comment): 3 reads a thread's only connection with blocking
+ * calls on the thread, and otherwise runs each statement batch either from the thread's epoll loop (B) or
+ * on its connection's own thread with blocking calls (D), chosen per batch by protocol and by how many
+ * connections the thread has; 4 is 3's B with every second connection's batches on one native I/O thread
+ * of the core's (one V8 isolate, the system calls on two threads). Which of the two a load thread's
+ * connections get is `loadDesign`'s choice, made by the load thread before it connects (`chooseLoadDesign`).
+ * `DBSMACK_NATIVE_DESIGN` = 0 (B only), 2 (D only), 1 (A, no batches: kept for bench/native-floor), 3 or 4
+ * makes one design run everywhere, to measure it.
  */
 function nativeDesign(): number {
-  design ??= envDesign();
+  design ??= askedDesign() ?? 3;
   return design;
 }
 
-function envDesign(): number {
-  const d = Number(process.env.DBSMACK_NATIVE_DESIGN ?? 3);
-  return Number.isInteger(d) && d >= 0 && d <= 4 ? d : 3;
+/** The design `DBSMACK_NATIVE_DESIGN` asks for (undefined: none, or not one of 0-4: the choice is dbsmack's). */
+export function askedDesign(): number | undefined {
+  const v = process.env.DBSMACK_NATIVE_DESIGN;
+  const d = Number(v);
+  return v !== undefined && v !== '' && Number.isInteger(d) && d >= 0 && d <= 4 ? d : undefined;
+}
+
+/**
+ * Fewest PostgreSQL clients of a run for which one load thread with the core's shared I/O thread (design 4)
+ * is the default (capacity.ts `defaultWorkers`, and `loadDesign`). Measured on a 2-core machine against the
+ * two load threads of design 3 (README, Performance, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in
+ * rate mode at 64, less CPU a query and less start-up at about the same throughput; at 8 mixed (pgbench -S
+ * the same, the point select costlier). MySQL keeps two load threads: MariaDB's figures were worse with one.
+ */
+export const SHARED_IO_MIN_CLIENTS = 16;
+
+/** Whether the core runs design 4's shared I/O thread here (its hand-over needs x86's store order). */
+export const sharedIoSupported = process.arch === 'x64' || process.arch === 'ia32';
+
+/**
+ * The design for a load thread's native connections: 4 where the thread holds all of a run's clients
+ * (`sole`), they are PostgreSQL's and there are at least SHARED_IO_MIN_CLIENTS of them; else 3.
+ * `DBSMACK_NATIVE_DESIGN`, when given, wins.
+ */
+export function loadDesign(driver: string, clients: number, sole: boolean): number {
+  const asked = askedDesign();
+  if (asked !== undefined) return asked;
+  return sharedIoSupported && driver === 'postgres' && sole && clients >= SHARED_IO_MIN_CLIENTS ? 4 : 3;
+}
+
+/**
+ * A load thread is about to open its native connections: run them on `loadDesign`'s choice. The core
+ * changes design only while none of this thread's connections is open; with some open (not reached: a run's
+ * connections are closed before the next run's open), the design stays what it was. Returns the design the
+ * connections will have (the RunResult says when it is 4: `target.shared_io_thread`).
+ */
+export function chooseLoadDesign(driver: string, clients: number, sole: boolean): number {
+  const d = loadDesign(driver, clients, sole);
+  if (d !== design) {
+    try {
+      useNativeDesign(d);
+    } catch {
+      // connections open: keep the design they were opened for
+    }
+  }
+  return nativeDesign();
 }
 
 /**
@@ -213,7 +257,7 @@ function envDesign(): number {
  * Only while the thread has none open (the core throws otherwise, and the design stays).
  */
 export function useNativeDesign(d: number | undefined): void {
-  const next = d ?? envDesign();
+  const next = d ?? askedDesign() ?? 3;
   core().init(next);
   design = next;
 }

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { SHARED_IO_MIN_CLIENTS } from '../driver/native-core.ts';
 import type { RunPlan } from './protocol.ts';
 
 /**
@@ -84,17 +85,23 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * 1.00 of two's queries per second (PostgreSQL at 2 clients 0.66, everywhere else 0.91 to 1.00), with 0.05
  * to 0.08 s less start-up and, on PostgreSQL from 4 clients up, 4 to 21% less CPU per query (24% more at
  * 2), but on MariaDB at 32 clients 19% more: two stay. Before the native core a second worker only cost CPU.
+ * Where those two would be the default and the run has SHARED_IO_MIN_CLIENTS PostgreSQL clients or more on
+ * the native core (`sharedIo`: connectors.ts `sharedIoOf`), one load thread whose core runs every second
+ * connection's batches on a native I/O thread of its own (design 4) does the second thread's system calls
+ * without a second V8 isolate: less CPU a query and start-up at the same or higher throughput (2026-12-05).
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],
   clients: number,
   cores: number = cpuCount(),
   m: MachineLimits = machineLimits(),
+  sharedIo = false,
 ): number {
   const perCores =
     driver === 'sqlite'
       ? Math.max(4, SQLITE_WORKERS_PER_CORE * cores)
       : Math.max(Math.min(2, cores), Math.floor(cores / 2));
+  if (sharedIo && perCores === 2 && clients >= SHARED_IO_MIN_CLIENTS) return 1;
   return Math.max(1, Math.min(clients, perCores, maxWorkers(m)));
 }
 

@@ -151,6 +151,7 @@ export class Engine {
         plan,
         workers: n,
         ...(pool.inMainThread ? { mainThread: true } : {}),
+        ...(ready.sharedIoThread ? { sharedIoThread: true } : {}),
         serverVersion: ready.serverVersion,
         sessionIds: ready.sessionIds,
         startedAt,

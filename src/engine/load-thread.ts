@@ -10,8 +10,10 @@
  * main thread can serve run after run (sweeps, experiments).
  */
 import { saveCodeCache } from '../code-cache.ts';
+import { loadIoOf } from '../driver/connectors.ts';
 import { asDbError, type DbError } from '../driver/errors.ts';
 import { loadDriver } from '../driver/index.ts';
+import { chooseLoadDesign, sharedIoSupported } from '../driver/native-core.ts';
 import { type SerializedUserError, UserError } from '../errors.ts';
 import { nowUs } from '../metrics/clock.ts';
 import { SeededRandom } from '../seeded-random.ts';
@@ -136,6 +138,12 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
       };
       state = s;
       phase = 'connect';
+      // the native core's design for this thread's connections: one load thread holding all of many
+      // PostgreSQL clients gets the core's shared I/O thread (native-core.ts, loadDesign)
+      const sharedIoThread =
+        loadIoOf(plan.target) === 'native' &&
+        sharedIoSupported &&
+        chooseLoadDesign(plan.target.driver, m.clientIds.length, m.clientIds.length === plan.clients) === 4;
       const connected = await connectAll(m.clientIds, async (id) => {
         const target =
           plan.targetOverridden || workload.targetFor === undefined
@@ -172,6 +180,7 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
         serverVersion: owned[0]?.conn.serverVersion ?? '',
         sessionIds: owned.map((c) => c.conn.sessionId ?? 0),
         types: recorder.names(),
+        ...(sharedIoThread ? { sharedIoThread: true } : {}),
       });
     } catch (e) {
       const err = asDbError(e);

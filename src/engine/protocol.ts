@@ -110,6 +110,8 @@ export interface ReadyMessage {
   sessionIds: number[];
   /** The statement types the clients declared in their set-up. */
   types?: string[];
+  /** The thread's native core runs every second connection's batches on its shared I/O thread (design 4). */
+  sharedIoThread?: true;
 }
 
 export interface DoneMessage {

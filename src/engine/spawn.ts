@@ -139,6 +139,8 @@ export interface ReadyInfo {
   sessionIds: number[];
   /** The statement types the clients declared in their set-up. */
   types: string[];
+  /** A load thread's native core runs a shared I/O thread (ReadyMessage). */
+  sharedIoThread: boolean;
 }
 
 export class LoadWorkers {
@@ -157,6 +159,7 @@ export class LoadWorkers {
   private readonly sessionIds: number[] = [];
   private readonly declared = new Set<string>();
   private serverVersion = '';
+  private sharedIoThread = false;
   private startFail: FailMessage | undefined;
   private notify: () => void = () => {};
 
@@ -233,7 +236,12 @@ export class LoadWorkers {
   }
 
   get ready(): ReadyInfo {
-    return { serverVersion: this.serverVersion, sessionIds: this.sessionIds, types: [...this.declared] };
+    return {
+      serverVersion: this.serverVersion,
+      sessionIds: this.sessionIds,
+      types: [...this.declared],
+      sharedIoThread: this.sharedIoThread,
+    };
   }
 
   /** The `start` message: every worker's clients start together at `times` (deadline.ts `schedule`). */
@@ -273,6 +281,7 @@ export class LoadWorkers {
         this.sessionIds.push(...m.sessionIds);
         for (const t of m.types ?? []) this.declared.add(t);
         if (!this.serverVersion) this.serverVersion = m.serverVersion;
+        if (m.sharedIoThread === true) this.sharedIoThread = true;
         break;
       case 'fail':
         this.startFail ??= m;

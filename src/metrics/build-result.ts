@@ -79,6 +79,7 @@ export function buildRunResult(o: EngineOutcome, ctx: ResultContext): RunResult 
       server_version: o.serverVersion,
       ...(ctx.connector ? { connector: ctx.connector } : {}),
       ...(ctx.io ? { io: ctx.io } : {}),
+      ...(o.sharedIoThread === true && ctx.io === 'native' ? { shared_io_thread: true } : {}),
     },
     clients: o.plan.clients,
     workers: o.workers,

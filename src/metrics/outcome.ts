@@ -118,6 +118,8 @@ export interface EngineOutcome {
   workers: number;
   /** The first load thread's share of the clients ran in the main thread (engine/spawn.ts). */
   mainThread?: boolean;
+  /** A load thread's native core ran every second connection's batches on its shared I/O thread. */
+  sharedIoThread?: boolean;
   serverVersion: string;
   sessionIds: number[];
   startedAt: Date;

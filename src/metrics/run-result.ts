@@ -269,7 +269,9 @@ export interface RunResult {
   workload: { name: string; ref: string; options: Record<string, unknown>; args: string[] };
   /**
    * `connector`: the client of the load connections; `io`: how they did their socket I/O after the
-   * handshake (`native`: the native I/O core; `js`: the JavaScript event loop).
+   * handshake (`native`: the native I/O core; `js`: the JavaScript event loop); `shared_io_thread`: the
+   * native core ran every second connection's statement batches on an I/O thread of its own, beside the
+   * one load thread (16 or more PostgreSQL clients: native-core.ts `loadDesign`).
    */
   target: {
     driver: DriverName;
@@ -277,6 +279,7 @@ export interface RunResult {
     server_version: string;
     connector?: string;
     io?: 'native' | 'js';
+    shared_io_thread?: true;
   };
   label?: string;
   /** The experiment (`dbsmack experiment`) and arm this run belongs to. */

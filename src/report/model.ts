@@ -200,6 +200,7 @@ function settingsOf(ref: RunRef): Record<string, string> {
   put('target.url', r.target?.url);
   put('target.server_version', r.target?.server_version);
   put('target.connector', r.target?.connector);
+  put('target.shared_io_thread', r.target?.shared_io_thread);
   put('workload.name', r.workload?.name);
   for (const [k, v] of Object.entries(r.workload?.options ?? {})) put(`workload.option.${k}`, v);
   if ((r.workload?.args ?? []).length > 0) put('workload.args', (r.workload?.args ?? []).join(' '));

@@ -156,8 +156,10 @@ function ioNote(r: RunResult): string {
   if (r.target.io !== 'native') return '';
   const events = r.client_stats.reduce((n, c) => n + c.events, 0);
   const batched = r.client_stats.reduce((n, c) => n + (c.batched ?? 0), 0);
-  if (events === 0) return '; native I/O';
+  const native =
+    r.target.shared_io_thread === true ? '; native I/O with a shared I/O thread' : '; native I/O';
+  if (events === 0) return native;
   return batched === 0
-    ? '; native I/O, one statement at a time'
-    : `; native I/O, ${batched === events ? 100 : Math.min(99, Math.round((100 * batched) / events))}% of events in statement batches`;
+    ? `${native}, one statement at a time`
+    : `${native}, ${batched === events ? 100 : Math.min(99, Math.round((100 * batched) / events))}% of events in statement batches`;
 }

@@ -7,6 +7,7 @@
 
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { ThresholdWatch } from '../analysis/thresholds.ts';
+import { sharedIoOf } from '../driver/connectors.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { capacityProblem, defaultWorkers } from '../engine/capacity.ts';
@@ -130,8 +131,11 @@ export function planFrom(o: PlanOptions, target: Target, resolved: PlannedWorklo
  * The load workers of a run (`--workers`, else the bounded default), refused before the run when the
  * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
  */
-export function workersFor(given: number | undefined, driver: Target['driver'], clients: number): number {
-  const workers = given ?? defaultWorkers(driver, clients);
+export function workersFor(given: number | undefined, target: Target, clients: number): number {
+  const { driver } = target;
+  const workers =
+    given ??
+    defaultWorkers(driver, clients, undefined, undefined, driver === 'postgres' && sharedIoOf(target));
   const problem = capacityProblem(driver, clients, workers);
   if (problem !== undefined) {
     throw new UsageError(
@@ -169,7 +173,7 @@ export function planRun(o: RunRequest, resolved: PlannedWorkload): PlannedRun {
   const thresholds = o.threshold ?? [];
   checkThresholdStages(thresholds, plan);
   const watch = o.thresholdAbort && thresholds.length > 0 ? new ThresholdWatch(thresholds) : undefined;
-  const workers = workersFor(o.workers, target.driver, plan.clients);
+  const workers = workersFor(o.workers, target, plan.clients);
   return {
     target,
     plan,

@@ -77,13 +77,15 @@ test('each worker gets its init with its clients; the run starts when all are re
   workers[1]?.say(ready(1, [1, 3], ['select']));
   await changed;
   assert.equal(p.allReady, false);
-  workers[0]?.say(ready(0, [0, 2, 4], ['select', 'update']));
+  // (a worker whose native core runs the shared I/O thread says so: the RunResult records it)
+  workers[0]?.say({ ...ready(0, [0, 2, 4], ['select', 'update']), sharedIoThread: true });
   assert.equal(p.allReady, true);
   assert.equal(p.failure, undefined);
   assert.deepEqual(p.ready, {
     serverVersion: 'v1',
     sessionIds: [101, 103, 100, 102, 104],
     types: ['select', 'update'],
+    sharedIoThread: true,
   });
   assert.deepEqual(p.connectMs, [1.5, 3.5, 0.5, 2.5, 4.5]);
   p.start({ startAt: 1, measureAt: 2, endAt: 3 });

@@ -96,9 +96,10 @@
 // default worker count is then one: src/driver/native-core.ts loadDesign, src/engine/capacity.ts): against
 // the two load threads of before, bench/peers --clients 16,32,64, CPU a query after start-up 0.59-0.72 of
 // sysbench's against 0.67-0.96, start-up 0.27-0.43 s against 0.40-0.58. Against one load thread alone (no
-// shared thread), 13 pairs by hand at 32 and 64 clients (point select, pgbench -S): 1.01-1.14 of its queries a
-// second in 12, at 0.95-1.13 of its CPU a query (median 1.06: the hand-offs); level in bench/peers' pgbench
-// rows at 64 clients. Kept for the throughput: the system calls of a load with one JavaScript thread still run on two CPUs.
+// shared thread), 13 pairs by hand at 32 and 64 clients (point select, pgbench -S): 1.01-1.14 of its queries
+// a second in 12, at 0.95-1.13 of its CPU a query (median 1.06: the hand-offs); level in bench/peers' pgbench
+// rows at 64 clients. Kept for the throughput: the system calls of a load with one JavaScript thread still
+// run on two CPUs.
 
 #include <node_api.h>
 #include <uv.h>

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
-import type { FromWorker, RunPlan, ToWorker } from '../src/engine/protocol.ts';
+import type { FromWorker, ReadyMessage, RunPlan, ToWorker } from '../src/engine/protocol.ts';
 import { assignClients, type LoadWorker, LoadWorkers, type WorkerEvents } from '../src/engine/spawn.ts';
 
 test('clients are dealt to the workers by id modulo the worker count', () => {
@@ -56,7 +56,7 @@ function pool(n: number): { workers: FakeWorker[]; pool: LoadWorkers; seen: stri
   return { workers, pool: p, seen, keys };
 }
 
-const ready = (workerIndex: number, ids: number[], types: string[] = []): FromWorker => ({
+const ready = (workerIndex: number, ids: number[], types: string[] = []): ReadyMessage => ({
   type: 'ready',
   workerIndex,
   connectMs: ids.map((id) => id + 0.5),

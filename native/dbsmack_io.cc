@@ -89,9 +89,9 @@
 // (0.90-1.16 of pgbench's against 1.10-1.37), higher on MariaDB (1.10-1.28 of sysbench's against 1.03-1.17)
 // and PostgreSQL's point select. At 16 and 64 clients on PostgreSQL (pgbench -S, TPC-B, oltp_read_only) better
 // in every row: after start-up 1.05-1.18 of pgbench's CPU a query against 1.07-1.48 (read_only 0.50-0.67 of
-// sysbench's against 0.58-0.76), q/s 0.96-1.15 of the
-// default's. The one isolate is what pays: each of the default two load threads with a shared thread of its
-// own (design 4 without --workers 1, 8 to 32 connections a thread) was mixed, 0.92-1.24 of the default's CPU.
+// sysbench's against 0.58-0.76), q/s 0.96-1.15 of the default's. The one isolate is what pays most: each of
+// two load threads with a shared thread of its own (design 4 without --workers 1, 8 to 32 connections a
+// thread) was mixed, 0.92-1.24 of the then default's CPU.
 // The default since 2026-12-05 where one load thread holds all of a run's PostgreSQL clients, 16 or more (the
 // default worker count is then one: src/driver/native-core.ts loadDesign, src/engine/capacity.ts): against
 // the two load threads of before, bench/peers --clients 16,32,64, CPU a query after start-up 0.59-0.72 of

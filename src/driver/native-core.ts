@@ -237,16 +237,17 @@ export function loadDesign(driver: string, clients: number, sole: boolean): numb
 /**
  * A load thread is about to open its native connections: run them on `loadDesign`'s choice. The core
  * changes design only while none of this thread's connections is open; with some open (not reached: a run's
- * connections are closed before the next run's open), the design stays what it was. Returns the design the
- * connections will have (the RunResult says when it is 4: `target.shared_io_thread`).
+ * connections are closed before the next run's open), the design stays what it was. Any other failure of
+ * the core (its shared thread's descriptors not made) is the load thread's failure to start. Returns the
+ * design the connections will have (the RunResult says when it is 4: `target.shared_io_thread`).
  */
 export function chooseLoadDesign(driver: string, clients: number, sole: boolean): number {
   const d = loadDesign(driver, clients, sole);
   if (d !== design) {
     try {
       useNativeDesign(d);
-    } catch {
-      // connections open: keep the design they were opened for
+    } catch (e) {
+      if (!/connections are open/.test((e as Error).message)) throw e;
     }
   }
   return nativeDesign();

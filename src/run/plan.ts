@@ -132,11 +132,8 @@ export function planFrom(o: PlanOptions, target: Target, resolved: PlannedWorklo
  * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
  */
 export function workersFor(given: number | undefined, target: Target, clients: number): number {
-  const { driver } = target;
-  const workers =
-    given ??
-    defaultWorkers(driver, clients, undefined, undefined, driver === 'postgres' && sharedIoOf(target));
-  const problem = capacityProblem(driver, clients, workers);
+  const workers = given ?? defaultWorkers(target.driver, clients, undefined, undefined, sharedIoOf(target));
+  const problem = capacityProblem(target.driver, clients, workers);
   if (problem !== undefined) {
     throw new UsageError(
       `cannot run ${clients} client${clients === 1 ? '' : 's'}: ${problem.reason}`,

@@ -99,7 +99,9 @@
 // shared thread), 13 pairs by hand at 32 and 64 clients (point select, pgbench -S): 1.01-1.14 of its queries
 // a second in 12, at 0.95-1.13 of its CPU a query (median 1.06: the hand-offs); level in bench/peers' pgbench
 // rows at 64 clients. Kept for the throughput: the system calls of a load with one JavaScript thread still
-// run on two CPUs.
+// run on two CPUs. Should the shared thread ever leave its loop (a failing epoll_wait), the batches it holds
+// end as lost and later ones run on the load thread (helperFail); the next init with no connection open
+// makes it again.
 
 #include <node_api.h>
 #include <uv.h>
@@ -299,6 +301,8 @@ struct Core {
   std::vector<Conn*> hInbox;
   std::vector<Conn*> hDrop;
   bool hQuit = false;
+  bool hDead = false;   // under hm: the thread left its loop on a failure (helperFail); batches run here
+  bool hFail = false;   // under hm: failSharedThread() (tests) asks it to leave as on a failure
 };
 
 // One core per load worker (each worker thread is its own Node-API environment and calls in from its own
@@ -1070,6 +1074,55 @@ void helperHandBack(Core* core, Conn* c) {
   (void)w;
 }
 
+// The shared I/O thread leaves its loop on a failure (epoll_wait or its eventfd failing: a bad descriptor;
+// not expected, but a default path must not hang on it): every batch it holds, or was handed and has not
+// started, ends as lost, as with a connection the server closed (JavaScript reconnects or stops by its error
+// policy); closeConn waits for none of them any longer; later batches run on the load thread (hDead).
+void helperFail(Core* core, std::vector<Conn*>& byId, int err) {
+  std::vector<Conn*> held;
+  for (Conn*& p : byId)
+    if (p != nullptr) {
+      held.push_back(p);
+      p = nullptr;
+    }
+  {
+    std::lock_guard<std::mutex> g(core->hm);
+    core->hDead = true;
+    for (Conn* c : core->hInbox) held.push_back(c);
+    core->hInbox.clear();
+  }
+  for (Conn* c : held) {
+    double t = monoUs();
+    lost(c, err, t);  // ends the statement in flight, and with it the batch
+    if (c->inBatch) {  // handed over and not started: ends as lost, as a batch on a dead connection does
+      startRequest(c, c->bKind, c->bFlags);
+      c->tSend = t;
+      c->out = c->fatal;
+      c->bNext = c->bCount;
+      complete(c, ST_LOST, err, t);
+    }
+    helperHandBack(core, c);
+  }
+}
+
+// Hands the connection's batch to the shared I/O thread; false when that thread has left its loop
+// (helperFail), and the batch runs on this thread instead.
+bool handToHelper(Conn* c) {
+  Core* core = c->core;
+  {
+    std::lock_guard<std::mutex> g(core->hm);
+    if (core->hDead) return false;
+    dropFromEpoll(c);
+    c->threaded = true;
+    c->onHelper = true;
+    core->hInbox.push_back(c);
+  }
+  uint64_t one = 1;
+  ssize_t w = write(core->hEv, &one, sizeof one);
+  (void)w;
+  return true;
+}
+
 void helperThread(Core* core) {
   pthread_setname_np(pthread_self(), "dbsmack-io");  // (tests find it by this name)
   std::vector<Conn*> byId;  // this thread's connections by epoll tag (their ids); only this thread uses it
@@ -1080,6 +1133,7 @@ void helperThread(Core* core) {
     int n = epoll_wait(core->hEp, evs, 64, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
+      helperFail(core, byId, errno);
       return;
     }
     bool control = false;
@@ -1101,15 +1155,26 @@ void helperThread(Core* core) {
     }
     if (!control) continue;
     uint64_t v;
-    if (read(core->hEv, &v, sizeof v) < 0 && errno != EAGAIN) return;
+    if (read(core->hEv, &v, sizeof v) < 0 && errno != EAGAIN) {
+      helperFail(core, byId, errno);
+      return;
+    }
     bool quit;
+    bool fail;
     {
       std::lock_guard<std::mutex> g(core->hm);
-      take.swap(core->hInbox);
-      drop.swap(core->hDrop);
       quit = core->hQuit;
+      fail = core->hFail;
+      if (!fail) {
+        take.swap(core->hInbox);
+        drop.swap(core->hDrop);
+      }
     }
     if (quit) return;
+    if (fail) {
+      helperFail(core, byId, EIO);
+      return;
+    }
     for (Conn* c : take) {
       size_t id = static_cast<size_t>(c->id);
       if (byId.size() <= id) byId.resize(id + 1, nullptr);
@@ -1222,6 +1287,7 @@ napi_value Init(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   int design = argc > 0 ? intArg(env, argv[0]) : 0;
+  int was = tcore != nullptr ? tcore->design : -1;
   if (tcore != nullptr) {
     // Again (tests: the same thread measures each design): only while no connection is open, because a
     // descriptor is opened blocking or not for the design of its time.
@@ -1247,21 +1313,53 @@ napi_value Init(napi_env env, napi_callback_info info) {
   }
   if (tcore->design >= 2 && tcore->evFd < 0) {
     tcore->evFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (throwIfErrno(env, tcore->evFd < 0, errno)) return nullptr;
+    if (tcore->evFd < 0) {
+      int err = errno;
+      tcore->design = was < 0 ? 0 : was;  // (as below: the design it had, which needs no eventfd)
+      throwIfErrno(env, true, err);
+      return nullptr;
+    }
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = UINT64_MAX - 1;
     epoll_ctl(tcore->ep, EPOLL_CTL_ADD, tcore->evFd, &ev);
   }
+  if (tcore->design == 4 && tcore->helper.joinable() && tcore->live == 0) {
+    // A shared thread that left its loop on a failure (helperFail) is made again, with new descriptors, at
+    // the next init with no connection open (the next run of this load thread; tests).
+    bool dead;
+    {
+      std::lock_guard<std::mutex> g(tcore->hm);
+      dead = tcore->hDead;
+    }
+    if (dead) {
+      tcore->helper.join();
+      close(tcore->hEp);
+      close(tcore->hEv);
+      tcore->hEp = tcore->hEv = -1;
+      std::lock_guard<std::mutex> g(tcore->hm);
+      tcore->hDead = tcore->hFail = false;
+    }
+  }
   if (tcore->design == 4 && !tcore->helper.joinable()) {
-    tcore->hEp = epoll_create1(EPOLL_CLOEXEC);
-    if (throwIfErrno(env, tcore->hEp < 0, errno)) return nullptr;
-    tcore->hEv = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (throwIfErrno(env, tcore->hEv < 0, errno)) return nullptr;
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = UINT64_MAX;
-    epoll_ctl(tcore->hEp, EPOLL_CTL_ADD, tcore->hEv, &ev);
+    // Its descriptors may fail (EMFILE with many connections and a low `ulimit -n`): the core then keeps
+    // the design it had (design 4 without its thread would hand batches to nobody) and init throws.
+    if (tcore->hEp < 0) tcore->hEp = epoll_create1(EPOLL_CLOEXEC);
+    if (tcore->hEp >= 0 && tcore->hEv < 0) {
+      tcore->hEv = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (tcore->hEv >= 0) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = UINT64_MAX;
+        epoll_ctl(tcore->hEp, EPOLL_CTL_ADD, tcore->hEv, &ev);
+      }
+    }
+    if (tcore->hEp < 0 || tcore->hEv < 0) {
+      int err = errno;
+      tcore->design = was < 0 ? 0 : was;
+      throwIfErrno(env, true, err);
+      return nullptr;
+    }
     tcore->helper = std::thread(helperThread, tcore);
   }
   return undefinedValue(env);
@@ -1440,19 +1538,7 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
     return undefinedValue(env);
   }
   c->bAdvance = true;
-  if (batchOnHelper(c)) {
-    dropFromEpoll(c);
-    c->threaded = true;
-    {
-      std::lock_guard<std::mutex> g(tcore->hm);
-      c->onHelper = true;
-      tcore->hInbox.push_back(c);
-    }
-    uint64_t one = 1;
-    ssize_t w = write(tcore->hEv, &one, sizeof one);
-    (void)w;
-    return undefinedValue(env);
-  }
+  if (batchOnHelper(c) && handToHelper(c)) return undefinedValue(env);
   if (batchOnThread(c)) {
     dropFromEpoll(c);
     c->threaded = true;
@@ -1673,12 +1759,31 @@ napi_value ReadSource(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// failSharedThread(): (tests) the core's shared I/O thread leaves its loop as it would on a failure
+// (helperFail). Returns whether there was such a thread running.
+napi_value FailSharedThread(napi_env env, napi_callback_info) {
+  bool running = tcore != nullptr && tcore->helper.joinable();
+  if (running) {
+    {
+      std::lock_guard<std::mutex> g(tcore->hm);
+      running = !tcore->hDead;
+      tcore->hFail = true;
+    }
+    uint64_t one = 1;
+    ssize_t w = write(tcore->hEv, &one, sizeof one);
+    (void)w;
+  }
+  napi_value r;
+  napi_get_boolean(env, running, &r);
+  return r;
+}
+
 // The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
 // function's arguments or results change, so that an addon left from another build is refused with a note
 // (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
 // 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it). 4: submitBatch's
-// `group` (events of several statements are not cut by the budget).
-constexpr int32_t INTERFACE = 4;
+// `group` (events of several statements are not cut by the budget). 5: failSharedThread() (tests).
+constexpr int32_t INTERFACE = 5;
 
 napi_value ModuleInit(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
@@ -1690,6 +1795,7 @@ napi_value ModuleInit(napi_env env, napi_value exports) {
       {"take", nullptr, Take, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"close", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"readSource", nullptr, ReadSource, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"failSharedThread", nullptr, FailSharedThread, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   napi_value version;

@@ -15,7 +15,7 @@ import { type TestContext, test } from 'node:test';
 import { loadIoOf } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
-import { nativeUnavailable, useNativeDesign } from '../src/driver/native-core.ts';
+import { failSharedThread, nativeUnavailable, useNativeDesign } from '../src/driver/native-core.ts';
 import { BATCH_MAX, StatementBatch } from '../src/driver/statement-batch.ts';
 import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
@@ -46,6 +46,12 @@ async function until(check: () => Promise<boolean>, what: string, tries = 200): 
     await new Promise((r) => setImmediate(r));
   }
   assert.fail(`gave up waiting for ${what}`);
+}
+
+/** Poll `check` every 5 ms for at most 10 s (what it waits for is another thread's, not a query's). */
+async function soon(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), `gave up waiting for ${what}`);
 }
 
 /** What a scripted session answers; the two I/O paths must answer alike. */
@@ -520,6 +526,70 @@ for (const [how, design] of DESIGNS)
       }
     });
   }
+
+for (const driver of ['mysql', 'postgres'] as const)
+  test(`native io (${driver}, shared thread): if the shared I/O thread fails, its batches end as lost and later ones run on the load thread`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    onDesign(t, 4);
+    const open = new Set<Connection>();
+    const connect = async (): Promise<Connection> => {
+      const c = await load(withIo(target, 'native'));
+      open.add(c);
+      return c;
+    };
+    const close = async (c: Connection | undefined): Promise<void> => {
+      if (c !== undefined && open.delete(c)) await c.close();
+    };
+    const admin = await (await loadDriver(driver)).connect(target, { connectTimeoutMs: 5000 });
+    try {
+      const spare = await connect(); // (the first stays on this thread, the second is the shared thread's)
+      const a = await connect();
+      const sleep = await a.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
+      const b = batchOf(sleep, [[0], [10], [0]]);
+      const shared = sharedThreadSwitches();
+      const running = a.runBatch?.(b);
+      await soon(() => b.done === 1 && sharedThreadSwitches() > shared, 'the first statement to end');
+      // the thread holds the batch, waiting for the 10 s statement's reply
+      assert.equal(failSharedThread(), true, 'a shared thread was running');
+      await running;
+      assert.equal(b.done, 2, 'the statement in flight ended, no other started');
+      assert.equal(b.status(1), 3, 'lost');
+      assert.equal(b.error?.kind, 'reconnect');
+      const later = batchOf(sleep, [[0]]);
+      await a.runBatch?.(later);
+      assert.equal(later.error?.kind, 'reconnect', 'the connection went with the thread');
+      await soon(() => sharedThreadSwitches() === -1, 'the shared thread to end');
+      assert.equal(failSharedThread(), false, 'none running now');
+      await (driver === 'mysql'
+        ? admin.query(`KILL ${Number(a.sessionId)}`)
+        : admin.query(`SELECT pg_terminate_backend(${Number(a.sessionId)})`));
+      // the next connection opened is again the one the shared thread would take: it runs on this thread
+      await close(a);
+      const c = await connect();
+      const one = await c.prepare('SELECT 1');
+      const ok = batchOf(one, [[], [], []]);
+      await c.runBatch?.(ok);
+      assert.deepEqual([ok.done, ok.error, ok.value(2)], [3, undefined, 1]);
+      await close(c);
+      await close(spare);
+      // with no connection open, the next init makes a new shared thread, which runs batches again
+      useNativeDesign(4);
+      await soon(() => sharedThreadSwitches() >= 0, 'a shared thread again (named by itself once started)');
+      await connect();
+      const d = await connect();
+      const again = await d.prepare('SELECT 1');
+      const before = sharedThreadSwitches();
+      const ok2 = batchOf(again, [[], []]);
+      await d.runBatch?.(ok2);
+      assert.deepEqual([ok2.done, ok2.error], [2, undefined]);
+      assert.ok(sharedThreadSwitches() > before, 'on the new shared thread');
+    } finally {
+      await Promise.all([...open].map((c) => close(c)));
+      await admin.close();
+    }
+  });
 
 test('native io: a StatementBatch keeps its statements end to end, grows, and holds at most BATCH_MAX', () => {
   const b = new StatementBatch();

@@ -39,6 +39,8 @@ interface Addon {
   close(id: number): void;
   /** The bundles' source for the code cache (src/code-cache.ts loads the addon itself and calls it). */
   readSource(file: string, head: string, tail: string): string | undefined;
+  /** Tests: the shared I/O thread leaves its loop as on a failure; whether one was running. */
+  failSharedThread(): boolean;
 }
 
 export const P_MYSQL = 0;
@@ -82,7 +84,7 @@ export const ADDON_PATH =
  * another build (left in build/ by an update whose compile failed, or named by DBSMACK_NATIVE_ADDON) is not
  * used, and the JavaScript I/O path runs with a note.
  */
-export const ADDON_INTERFACE = 4;
+export const ADDON_INTERFACE = 5;
 
 let addon: Addon | undefined;
 let loadError: string | undefined;
@@ -261,6 +263,14 @@ export function useNativeDesign(d: number | undefined): void {
   const next = d ?? askedDesign() ?? 3;
   core().init(next);
   design = next;
+}
+
+/**
+ * Tests: this thread's shared I/O thread (design 4) leaves its loop as it would if its epoll_wait failed: the
+ * batches it holds end as lost, later ones run on this thread. Whether one was running.
+ */
+export function failSharedThread(): boolean {
+  return core().failSharedThread();
 }
 
 /** Whether the core runs statement batches (every design but A). */

@@ -110,6 +110,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -121,6 +122,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -861,6 +863,40 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
   if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readSome(c);
 }
 
+// How many times a thread that would block in epoll_wait first gives its CPU away (sched_yield) and looks
+// again without waiting: design B's loop (waitB) and the shared I/O thread. Why: on a small machine the
+// server's process or thread that will answer next is often runnable on this very CPU; yielding lets it run
+// and reply, and the loop goes on without sleeping, where a sleep costs a context switch and, when the reply
+// comes from the other CPU, a reschedule interrupt (both dear in a virtual machine: the hypervisor's
+// pvm_irq_enable was half of a load thread's samples). pgbench's threads do the same in effect: before
+// poll() they try every connection in turn with a non-blocking read (a fifth of its reads come back empty),
+// and call poll() once every 115 queries at 32 clients (perf trace -s), where dbsmack's loops called
+// epoll_wait once every 18.
+// Measured (2026-12-05, bench/peers --time 8 --repeat 2, `--only mysql,postgres,pgbench`, two runs, the
+// second with 1, 3 and 8 yields; the same figures under DBSMACK_SPIN, its first name): at 32 clients, 3
+// against none, reschedule interrupts a query 0.08 -> 0.04 (pgbench's), PostgreSQL's throughput 1.04-1.18 of
+// the no-yield one's at 0.84-0.96 of its CPU a query after start-up, MariaDB 1.07 and 0.96 (noise); at 8
+// clients MariaDB 1.06, PostgreSQL 1.00-1.02. One yield was half the gain, eight no better than three. When
+// nothing else is runnable a yield returns at once: three and three empty epoll_waits cost about 2 us
+// before a sleep. DBSMACK_NATIVE_YIELDS=N sets the count (0: none).
+static const int yieldsBeforeWait = [] {
+  const char* v = getenv("DBSMACK_NATIVE_YIELDS");
+  if (v == nullptr || *v == 0) return 3;
+  int n = atoi(v);
+  return n < 0 ? 0 : n > 100 ? 100 : n;
+}();
+
+// epoll_wait that first yields the CPU `yieldsBeforeWait` times, looking again after each, before it waits
+// `timeoutMs` (-1: no end).
+int waitYielding(int ep, epoll_event* evs, int timeoutMs) {
+  for (int k = 0; k < yieldsBeforeWait; k++) {
+    sched_yield();
+    int n = epoll_wait(ep, evs, 64, 0);
+    if (n != 0) return n;
+  }
+  return epoll_wait(ep, evs, 64, timeoutMs);
+}
+
 int waitB(int timeoutMs) {
   epoll_event evs[64];
   int timerMs = uvTimerLeftMs();
@@ -876,7 +912,8 @@ int waitB(int timeoutMs) {
     Conn* one = left >= SOLO_SLICE_MS ? solo() : nullptr;
     if (one != nullptr && soloRead(one)) continue;
     // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
-    int n = epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);
+    int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left)
+                                         : epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;
@@ -1130,7 +1167,7 @@ void helperThread(Core* core) {
   std::vector<Conn*> drop;
   epoll_event evs[64];
   for (;;) {
-    int n = epoll_wait(core->hEp, evs, 64, -1);
+    int n = waitYielding(core->hEp, evs, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       helperFail(core, byId, errno);

@@ -305,6 +305,7 @@ struct Core {
   bool hQuit = false;
   bool hDead = false;   // under hm: the thread left its loop on a failure (helperFail); batches run here
   bool hFail = false;   // under hm: failSharedThread() (tests) asks it to leave as on a failure
+  std::atomic<int> yields{0};  // sched_yields before a sleep in epoll_wait (waitYielding), set by open()
 };
 
 // One core per load worker (each worker thread is its own Node-API environment and calls in from its own
@@ -878,18 +879,23 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
 // the no-yield one's at 0.84-0.96 of its CPU a query after start-up, MariaDB 1.07 and 0.96 (noise); at 8
 // clients MariaDB 1.06, PostgreSQL 1.00-1.02. One yield was half the gain, eight no better than three. When
 // nothing else is runnable a yield returns at once: three and three empty epoll_waits cost about 2 us
-// before a sleep. DBSMACK_NATIVE_YIELDS=N sets the count (0: none).
-static const int yieldsBeforeWait = [] {
+// before a sleep. For MySQL/MariaDB none: three rounds of 0 against 3 (--clients 32,8 --repeat 3 --only
+// mysql) gave 0.96 and 0.95 of the throughput, at 32 clients at 1.26 of the CPU a query (measured part).
+// DBSMACK_NATIVE_YIELDS=N sets the count for both (0: none). A core's connections are one run's, of one
+// protocol: open() sets the core's count from the protocol.
+constexpr int YIELDS_PG = 3;
+constexpr int YIELDS_MYSQL = 0;
+static const int yieldsAsked = [] {
   const char* v = getenv("DBSMACK_NATIVE_YIELDS");
-  if (v == nullptr || *v == 0) return 3;
+  if (v == nullptr || *v == 0) return -1;
   int n = atoi(v);
   return n < 0 ? 0 : n > 100 ? 100 : n;
 }();
 
-// epoll_wait that first yields the CPU `yieldsBeforeWait` times, looking again after each, before it waits
-// `timeoutMs` (-1: no end).
-int waitYielding(int ep, epoll_event* evs, int timeoutMs) {
-  for (int k = 0; k < yieldsBeforeWait; k++) {
+// epoll_wait that first yields the CPU `yields` times, looking again after each, before it waits `timeoutMs`
+// (-1: no end).
+int waitYielding(int ep, epoll_event* evs, int timeoutMs, int yields) {
+  for (int k = 0; k < yields; k++) {
     sched_yield();
     int n = epoll_wait(ep, evs, 64, 0);
     if (n != 0) return n;
@@ -912,7 +918,7 @@ int waitB(int timeoutMs) {
     Conn* one = left >= SOLO_SLICE_MS ? solo() : nullptr;
     if (one != nullptr && soloRead(one)) continue;
     // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
-    int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left)
+    int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left, tcore->yields)
                                          : epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -1167,7 +1173,7 @@ void helperThread(Core* core) {
   std::vector<Conn*> drop;
   epoll_event evs[64];
   for (;;) {
-    int n = waitYielding(core->hEp, evs, -1);
+    int n = waitYielding(core->hEp, evs, -1, core->yields);
     if (n < 0) {
       if (errno == EINTR) continue;
       helperFail(core, byId, errno);
@@ -1428,6 +1434,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
   c->core = tcore;
   c->fd = own;
   c->proto = intArg(env, argv[1]);
+  tcore->yields = yieldsAsked >= 0 ? yieldsAsked : c->proto == P_PG ? YIELDS_PG : YIELDS_MYSQL;
   c->deprecateEof = (options & O_DEPRECATE_EOF) != 0;
   c->cacheMetadata = (options & O_CACHE_METADATA) != 0;
   if (!tcore->freeIds.empty()) {

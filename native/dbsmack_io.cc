@@ -885,11 +885,13 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
 // protocol: open() sets the core's count from the protocol.
 constexpr int YIELDS_PG = 3;
 constexpr int YIELDS_MYSQL = 0;
-static const int yieldsAsked = [] {
+static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMACK_NATIVE_DESIGN, ignored)
   const char* v = getenv("DBSMACK_NATIVE_YIELDS");
   if (v == nullptr || *v == 0) return -1;
-  int n = atoi(v);
-  return n < 0 ? 0 : n > 100 ? 100 : n;
+  char* end = nullptr;
+  long n = strtol(v, &end, 10);
+  if (*end != 0 || n < 0) return -1;
+  return n > 100 ? 100 : static_cast<int>(n);
 }();
 
 // epoll_wait that first yields the CPU `yields` times, looking again after each, before it waits `timeoutMs`

@@ -299,7 +299,16 @@ test('native io: a PostgreSQL server restarted under a run is reconnected to, on
       });
       cluster.restart();
       const r = await done;
-      assert.equal(r.code, 0, `${io}: ${r.stderr}\n${r.stdout.slice(0, 4000)}`);
+      // (why a run ended partial is its status_reason, past the first 4,000 characters of the JSON)
+      const why = (): string => {
+        try {
+          const p = JSON.parse(r.stdout) as RunResult;
+          return `status ${p.status}: ${p.status_reason ?? '-'}; errors ${JSON.stringify(p.errors)}`;
+        } catch {
+          return r.stdout.slice(0, 4000);
+        }
+      };
+      assert.equal(r.code, 0, `${io}: ${r.stderr}\n${why()}`);
       const res = JSON.parse(r.stdout) as RunResult;
       assert.equal(res.target.io, io);
       assert.equal(res.status, 'complete', io);

@@ -1,16 +1,30 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The voluntary context switches of this process's native I/O thread (the core's shared thread, design 4,
- * named `dbsmack-io`), or -1 when there is none: each is a wait for a reply, so a count that rose says the
- * thread ran statements.
+ * The CPU time, in nanoseconds, this process's native I/O thread (the core's shared thread, design 4, named
+ * `dbsmack-io`) has run (the kernel's schedstat), or -1 when there is none: a count that rose says the thread
+ * ran statements, one that stayed says it slept. (Not its context switches: before a sleep it yields the CPU
+ * and looks again, for PostgreSQL's connections, so under load it may run a whole run without blocking once.)
  */
-export function sharedThreadSwitches(): number {
+export function sharedThreadRunNs(): number {
   for (const tid of readdirSync('/proc/self/task')) {
     const dir = `/proc/self/task/${tid}`;
     if (readFileSync(`${dir}/comm`, 'utf8').trim() !== 'dbsmack-io') continue;
-    const m = /voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`${dir}/status`, 'utf8'));
-    return Number(m?.[1] ?? -1);
+    const ns = Number(readFileSync(`${dir}/schedstat`, 'utf8').split(' ')[0]);
+    if (!Number.isFinite(ns)) throw new Error(`${dir}/schedstat holds no run time`);
+    return ns;
   }
   return -1;
+}
+
+/** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep), waiting up to 2 s. */
+export async function settledRunNs(): Promise<number> {
+  let last = sharedThreadRunNs();
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    const now = sharedThreadRunNs();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
 }

@@ -4,11 +4,15 @@
  * backend, requests queued on one connection, the Unix socket, and the SCRAM exchange against RFC 7677.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { loadIoOf, pgConnectorFor } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
+import { classifyPostgres } from '../src/driver/pg-errors.ts';
 import { connectPgLean } from '../src/driver/pg-lean.ts';
 import { md5Password, ScramClient, scramKeys } from '../src/driver/pg-lean-auth.ts';
 import type { Connection, Target } from '../src/driver/types.ts';
@@ -406,6 +410,39 @@ test('pg-lean: over the Unix socket', async (t) => {
     assert.equal(r?.a, null, 'no client address: a Unix socket connection');
   } finally {
     await c.close();
+  }
+});
+
+test('pg-lean: a socket that a server closes is a lost connection, EPIPE too (an errno name, not a SQLSTATE)', async () => {
+  // A server on a Unix socket that closes every connection it accepts (as one shutting down may): a write
+  // after the peer's close fails with EPIPE there, every time.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-epipe-'));
+  const where = path.join(dir, '.s.PGSQL.5432');
+  const srv = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => srv.listen(where, r));
+  try {
+    const sock = net.connect({ path: where });
+    await new Promise<void>((r) => sock.once('end', r).resume());
+    const epipe = await new Promise<Error>((r) => {
+      sock.once('error', r);
+      sock.write(Buffer.alloc(8));
+    });
+    assert.equal((epipe as { code?: string }).code, 'EPIPE');
+    const e = classifyPostgres(epipe);
+    assert.deepEqual([e.kind, e.code, e.sqlState], ['reconnect', 'EPIPE', undefined]);
+    // a server's SQLSTATE of five capitals stays one
+    const s = classifyPostgres(Object.assign(new Error('x'), { code: 'XX000' }));
+    assert.deepEqual([s.kind, s.sqlState], ['fatal', 'XX000']);
+    // the lean client's login on it: a lost connection (EPIPE or the close, whichever it meets first)
+    for (let i = 0; i < 20; i++)
+      await expectError(lean({ ...parseTarget('postgres://u@/db'), socket: dir }), 'reconnect', [
+        'EPIPE',
+        'ECONNRESET',
+        'CONNECTION_LOST',
+      ]);
+  } finally {
+    srv.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

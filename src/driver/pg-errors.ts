@@ -13,12 +13,15 @@ export function classifyPostgres(e: unknown): DbError {
   const err = e as { code?: unknown; message?: unknown };
   const message = typeof err?.message === 'string' ? err.message : String(e);
   const code = typeof err?.code === 'string' ? err.code : undefined;
+  // The network's errno names first: some look like a SQLSTATE (EPIPE, five capitals; Node's write error
+  // carries no syscall to tell), and taken for one it made a reconnect that met a restarting server's closed
+  // socket a fatal error, and the client aborted.
+  if (code !== undefined && CONNECTION_LOST_CODES.has(code)) return new DbError('reconnect', code, message);
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
     if (PG_RETRYABLE.has(code)) return new DbError('retryable', code, message, code);
     if (PG_RECONNECT.has(code) || code.startsWith('08')) return new DbError('reconnect', code, message, code);
     return new DbError('fatal', code, message, code);
   }
-  if (code !== undefined && CONNECTION_LOST_CODES.has(code)) return new DbError('reconnect', code, message);
   if (/Connection terminated|not queryable|connection error|Connection ended/i.test(message)) {
     return new DbError('reconnect', 'CONNECTION_LOST', message);
   }

@@ -947,6 +947,13 @@ int waitB(int timeoutMs) {
   }
 }
 
+// Wakes the thread waiting on eventfd `fd` (the load thread's evFd, the shared thread's hEv).
+void poke(int fd) {
+  uint64_t one = 1;
+  ssize_t w = write(fd, &one, sizeof one);
+  (void)w;
+}
+
 // ---- design A: a thread per connection -----------------------------------------------------------------
 
 void startRequest(Conn* c, int kind, int flags);
@@ -1076,9 +1083,7 @@ void batchThread(Conn* c) {
       std::lock_guard<std::mutex> g(core->m);
       core->queue.push_back(c->bDone);
     }
-    uint64_t one = 1;
-    ssize_t w = write(core->evFd, &one, sizeof one);
-    (void)w;
+    poke(core->evFd);
   }
 }
 
@@ -1099,6 +1104,17 @@ bool batchOnHelper(const Conn* c) {
 #endif
 }
 
+// A batch on a connection already lost (the server closed it, or the shared thread that had it failed) ends
+// at once with its first statement as lost, the connection's error its response: JavaScript reconnects or
+// stops by its error policy.
+void endBatchLost(Conn* c, int err, double t) {
+  startRequest(c, c->bKind, c->bFlags);
+  c->tSend = t;
+  c->out = c->fatal;
+  c->bNext = c->bCount;
+  complete(c, ST_LOST, err, t);
+}
+
 // The I/O thread hands a finished batch back: its last touch of the connection (closeConn may delete it as
 // soon as `onHelper` is false, which is why the completion is copied under the same lock). A drop closeConn
 // asked for meanwhile goes with it: left in `hDrop`, its pointer could name a later connection made at the
@@ -1114,9 +1130,7 @@ void helperHandBack(Core* core, Conn* c) {
     core->queue.push_back(d);
   }
   core->hcv.notify_all();
-  uint64_t one = 1;
-  ssize_t w = write(core->evFd, &one, sizeof one);
-  (void)w;
+  poke(core->evFd);
 }
 
 // The shared I/O thread leaves its loop on a failure (epoll_wait or its eventfd failing: a bad descriptor;
@@ -1139,13 +1153,7 @@ void helperFail(Core* core, std::vector<Conn*>& byId, int err) {
   for (Conn* c : held) {
     double t = monoUs();
     lost(c, err, t);  // ends the statement in flight, and with it the batch
-    if (c->inBatch) {  // handed over and not started: ends as lost, as a batch on a dead connection does
-      startRequest(c, c->bKind, c->bFlags);
-      c->tSend = t;
-      c->out = c->fatal;
-      c->bNext = c->bCount;
-      complete(c, ST_LOST, err, t);
-    }
+    if (c->inBatch) endBatchLost(c, err, t);  // handed over and not started
     helperHandBack(core, c);
   }
 }
@@ -1162,9 +1170,7 @@ bool handToHelper(Conn* c) {
     c->onHelper = true;
     core->hInbox.push_back(c);
   }
-  uint64_t one = 1;
-  ssize_t w = write(core->hEv, &one, sizeof one);
-  (void)w;
+  poke(core->hEv);
   return true;
 }
 
@@ -1307,9 +1313,7 @@ void FinalizeCore(napi_env, void* data, void*) {
       std::lock_guard<std::mutex> g(core->hm);
       core->hQuit = true;
     }
-    uint64_t one = 1;
-    ssize_t w = write(core->hEv, &one, sizeof one);
-    (void)w;
+    poke(core->hEv);
     core->helper.join();
     for (Conn* c : core->conns)
       if (c != nullptr) c->onHelper = false;  // (nothing has them now)
@@ -1576,11 +1580,7 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
   c->bDeadline = c->bStart + budgetUs;
   c->inBatch = true;
   if (c->dead) {
-    startRequest(c, c->bKind, c->bFlags);
-    c->tSend = c->bStart;
-    c->out = c->fatal;
-    c->bNext = c->bCount;
-    complete(c, ST_LOST, c->lostErrno, c->bStart);
+    endBatchLost(c, c->lostErrno, c->bStart);
     return undefinedValue(env);
   }
   c->bAdvance = true;
@@ -1666,9 +1666,7 @@ void closeConn(Conn* c) {
     std::unique_lock<std::mutex> g(core->hm);
     if (c->onHelper) {
       core->hDrop.push_back(c);
-      uint64_t one = 1;
-      ssize_t w = write(core->hEv, &one, sizeof one);
-      (void)w;
+      poke(core->hEv);
       core->hcv.wait(g, [c] { return !c->onHelper; });
     }
   }
@@ -1815,9 +1813,7 @@ napi_value FailSharedThread(napi_env env, napi_callback_info) {
       running = !tcore->hDead;
       tcore->hFail = true;
     }
-    uint64_t one = 1;
-    ssize_t w = write(tcore->hEv, &one, sizeof one);
-    (void)w;
+    poke(tcore->hEv);
   }
   napi_value r;
   napi_get_boolean(env, running, &r);

@@ -1,7 +1,8 @@
 /**
  * dbsmack's own PostgreSQL client (connector `dbsmack`) against the real server: row counts, values, results
  * spanning many socket reads, errors and resynchronisation, real serialization failures, a terminated
- * backend, requests queued on one connection, the Unix socket, and the SCRAM exchange against RFC 7677.
+ * backend, requests queued on one connection, the Unix socket, a socket its server closes (EPIPE), and the
+ * SCRAM exchange against RFC 7677.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

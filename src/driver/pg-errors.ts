@@ -1,6 +1,6 @@
 /**
- * One classification of PostgreSQL errors for both clients (`pg` and dbsmack's lean one): by SQLSTATE where
- * the server gave one, else by the network errno or the library's message for a lost connection.
+ * One classification of PostgreSQL errors for both clients (`pg` and dbsmack's lean one): by the network's
+ * errno for a lost connection, else by SQLSTATE where the server gave one, else by the library's message.
  */
 import { CONNECTION_LOST_CODES, DbError } from './errors.ts';
 

@@ -28,6 +28,7 @@ import { startPgCluster } from './helpers/pg-cluster.ts';
 import { need } from './helpers/preconditions.ts';
 import { totalCounts } from './helpers/run-counts.ts';
 import { MYSQL_URL, needServer, PG_URL, TEST_DATABASES } from './helpers/servers.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
 const needNative = (t: TestContext): boolean => need(t, nativeUnavailable());
@@ -48,11 +49,8 @@ async function until(check: () => Promise<boolean>, what: string, tries = 200): 
   assert.fail(`gave up waiting for ${what}`);
 }
 
-/** Poll `check` every 5 ms for at most 10 s (what it waits for is another thread's, not a query's). */
-async function soon(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(check(), `gave up waiting for ${what}`);
-}
+/** waitFor's polling for what another thread does (not a query): every 5 ms, for at most 10 s. */
+const THREAD_WAIT = { timeoutMs: 10_000, everyMs: 5 };
 
 /** What a scripted session answers; the two I/O paths must answer alike. */
 async function script(c: Connection, table: string): Promise<unknown[]> {
@@ -558,7 +556,11 @@ for (const driver of ['mysql', 'postgres'] as const)
       const b = batchOf(sleep, [[0], [10], [0]]);
       const shared = sharedThreadRunNs();
       const running = a.runBatch?.(b);
-      await soon(() => b.done === 1 && sharedThreadRunNs() > shared, 'the first statement to end');
+      await waitFor(
+        'the first statement to end',
+        () => b.done === 1 && sharedThreadRunNs() > shared,
+        THREAD_WAIT,
+      );
       // the thread holds the batch, waiting for the 10 s statement's reply
       assert.equal(failSharedThread(), true, 'a shared thread was running');
       await running;
@@ -568,7 +570,7 @@ for (const driver of ['mysql', 'postgres'] as const)
       const later = batchOf(sleep, [[0]]);
       await a.runBatch?.(later);
       assert.equal(later.error?.kind, 'reconnect', 'the connection went with the thread');
-      await soon(() => sharedThreadRunNs() === -1, 'the shared thread to end');
+      await waitFor('the shared thread to end', () => sharedThreadRunNs() === -1, THREAD_WAIT);
       assert.equal(failSharedThread(), false, 'none running now');
       await (driver === 'mysql'
         ? admin.query(`KILL ${Number(a.sessionId)}`)
@@ -584,7 +586,11 @@ for (const driver of ['mysql', 'postgres'] as const)
       await close(spare);
       // with no connection open, the next init makes a new shared thread, which runs batches again
       useNativeDesign(4);
-      await soon(() => sharedThreadRunNs() >= 0, 'a shared thread again (named by itself once started)');
+      await waitFor(
+        'a shared thread again (named by itself once started)',
+        () => sharedThreadRunNs() >= 0,
+        THREAD_WAIT,
+      );
       await connect();
       const d = await connect();
       const again = await d.prepare('SELECT 1');

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { waitFor } from './wait.ts';
 
 /**
  * The CPU time, in nanoseconds, this process's native I/O thread (the core's shared thread, design 4, named
@@ -17,14 +18,17 @@ export function sharedThreadRunNs(): number {
   return -1;
 }
 
-/** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep), waiting up to 2 s. */
-export async function settledRunNs(): Promise<number> {
-  let last = sharedThreadRunNs();
-  for (let i = 0; i < 100; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    const now = sharedThreadRunNs();
-    if (now === last) return now;
-    last = now;
-  }
-  return last;
+/** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep); fails after 2 s. */
+export function settledRunNs(): Promise<number> {
+  let last: number | undefined;
+  return waitFor(
+    'the shared I/O thread to settle',
+    () => {
+      const now = sharedThreadRunNs();
+      const same = now === last;
+      last = now;
+      return same ? now : undefined;
+    },
+    { timeoutMs: 2000, everyMs: 20 },
+  );
 }

@@ -921,7 +921,7 @@ int waitB(int timeoutMs) {
     if (one != nullptr && soloRead(one)) continue;
     // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
     int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left, tcore->yields)
-                                         : epoll_wait(tcore->ep, evs, 64, one != nullptr ? 0 : left);
+                                         : epoll_wait(tcore->ep, evs, 64, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;

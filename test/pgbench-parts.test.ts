@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { benchSettings, PgbenchOptions, parsePgbenchArgs } from '../src/cli/pgbench.ts';
+import { nativeUnavailable, SHARED_IO_MIN_CLIENTS, sharedIoSupported } from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { UsageError } from '../src/errors.ts';
 import { PgPrng } from '../src/workload/pgbench/prng.ts';
 import { seedsOf } from '../src/workload/pgbench/workload.ts';
+import { need } from './helpers/preconditions.ts';
 
 const options = (...argv: string[]) => new PgbenchOptions(parsePgbenchArgs(argv).opts);
 const PG = parseTarget('postgres://root@127.0.0.1:5432/bench');
@@ -52,6 +54,27 @@ test('benchmark settings: clients, jobs, -T or -t, rate and the workload options
     ['--max-tries=0'],
   ])
     assert.throws(() => benchSettings(options(...bad), PG, 10, 0), UsageError, bad.join(' '));
+});
+
+test('-j: one load worker per job, but -j 2 with many PostgreSQL clients is one worker and the shared I/O thread', (t) => {
+  const workers = (target = PG, ...argv: string[]) =>
+    benchSettings(options(...argv), target, 10, 0).ro.workers;
+  const n = String(SHARED_IO_MIN_CLIENTS);
+  // what does not depend on the native core
+  assert.equal(workers(PG, '-c', '8', '-j', '2'), 2);
+  assert.equal(workers(PG, '-c', '3', '-j', '8'), 3); // at most one per client
+  assert.equal(workers(parseTarget('sqlite::memory:'), '-c', '4', '-j', '2'), 4); // SQLite: one per client
+  assert.equal(workers(parseTarget('postgres://root@127.0.0.1/bench?io=js'), '-c', n, '-j', '2'), 2);
+  assert.equal(workers(parseTarget('mysql://root@127.0.0.1/bench'), '-c', n, '-j', '2'), 2);
+  assert.equal(workers(PG, '-c', n, '-j', '4'), 4);
+  assert.equal(workers(PG, '-c', String(SHARED_IO_MIN_CLIENTS - 1), '-j', '2'), 2);
+  const noSharedThread = sharedIoSupported
+    ? undefined
+    : `the native core has no shared I/O thread on ${process.arch}`;
+  if (!need(t, nativeUnavailable() ?? noSharedThread)) return;
+  assert.equal(workers(PG, '-c', n, '-j', '2'), 1);
+  assert.equal(workers(PG, '-c', '64', '-j', '2', '-T', '5'), 1);
+  assert.equal(benchSettings(options('-c', '64', '-j', '2'), PG, 10, 0).rawOptions.jobs, '2'); // still shown as 2
 });
 
 test('the clients’ seeds drawn once per run are those pgbench draws for each client from the run’s seed', () => {

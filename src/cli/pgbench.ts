@@ -7,6 +7,8 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
+import { sharedIoOf } from '../driver/connectors.ts';
+import { SHARED_IO_MIN_CLIENTS } from '../driver/native-core.ts';
 import { redactSecrets } from '../driver/redact.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
@@ -207,7 +209,8 @@ Benchmarking options:
   -C, --connect            a new connection for every transaction
   -D, --define=VARNAME=VALUE
                            a variable for the scripts
-  -j, --jobs=NUM           threads (dbsmack's load workers; default 1)
+  -j, --jobs=NUM           threads (dbsmack's load workers; default 1; -j 2 for 16 or more
+                           PostgreSQL clients: one, with the native I/O core's shared thread)
   -L, --latency-limit=NUM  count transactions that last more than NUM ms as late
   -M, --protocol=simple|extended|prepared
                            how queries are sent (default simple)
@@ -415,6 +418,25 @@ interface BenchSettings {
   maxTries: number;
 }
 
+/**
+ * The load threads (workers) for pgbench's `-j`: one per job, at most one per client; SQLite's driver blocks
+ * its thread, so each of its clients gets a worker of its own whatever -j says. `-j 2` with
+ * SHARED_IO_MIN_CLIENTS clients or more on PostgreSQL over the native I/O core is one load thread whose core
+ * runs every second connection's statement batches on its shared I/O thread (design 4, as `run` does by
+ * default there: capacity.ts `defaultWorkers`): two threads making the system calls, as pgbench's two, with
+ * one V8 isolate to start and to compile for. Measured against two load threads (bench/peers --time 8
+ * --clients 32,16 --repeat 3 --only pgbench --variant "" --variant="--workers 1", 2026-12-05): `dbsmack
+ * pgbench -S -M prepared` at 32 clients 1.04 of their queries a second at 15.6 against 16.9 µs of CPU a query
+ * after start-up (whole process 1.10 against 1.24 of pgbench's), at 16 clients 1.00 at 15.0 against 15.6;
+ * the row whose variants were the same run (the TypeScript module, one load thread either way) 0.98-1.00,
+ * its CPU within 4%. Below 16 clients the two load threads stay (README, Performance: mixed at 4 and 8).
+ */
+export function pgbenchWorkers(jobs: number, clients: number, target: Target): number {
+  if (target.driver === 'sqlite') return clients;
+  if (jobs === 2 && clients >= SHARED_IO_MIN_CLIENTS && sharedIoOf(target)) return 1;
+  return Math.min(jobs, clients);
+}
+
 /** The benchmarking options mapped, and checked as pgbench checks them. */
 export function benchSettings(
   a: PgbenchOptions,
@@ -509,8 +531,7 @@ export function benchSettings(
     reportInterval: progress > 0 ? progress : 1,
     maxTries: maxTries === 0 ? UNLIMITED_TRIES : maxTries,
     reconnectTimeout: 0,
-    // SQLite's driver blocks its thread: each client needs a worker of its own, whatever -j says
-    workers: target.driver === 'sqlite' ? clients : Math.min(jobs, clients),
+    workers: pgbenchWorkers(jobs, clients, target),
     format,
     ...(last('out') !== undefined ? { out: last('out') as string } : {}),
     ...(last('label') !== undefined ? { label: last('label') as string } : {}),

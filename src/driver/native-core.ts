@@ -215,10 +215,12 @@ export function askedDesign(): number | undefined {
 
 /**
  * Fewest PostgreSQL clients of a run for which one load thread with the core's shared I/O thread (design 4)
- * is the default (capacity.ts `defaultWorkers`, and `loadDesign`; `dbsmack pgbench -j 2`: pgbench.ts `pgbenchWorkers`). Measured on a 2-core machine against the
- * two load threads of design 3 (README, Performance, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in
- * rate mode at 64, less CPU a query and less start-up at about the same throughput; at 8 mixed (pgbench -S
- * the same, the point select costlier). MySQL keeps two load threads: MariaDB's figures were worse with one.
+ * is the default (capacity.ts `defaultWorkers`, and `loadDesign`; for `dbsmack pgbench -j 2` too: pgbench.ts
+ * `pgbenchWorkers`). Measured on a 2-core machine against the two load threads of design 3 (README,
+ * Performance, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in rate mode at 64, less CPU a query and
+ * less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead in one
+ * run, in another the point select costlier). MySQL keeps two load threads: MariaDB's figures were worse with
+ * one.
  */
 export const SHARED_IO_MIN_CLIENTS = 16;
 

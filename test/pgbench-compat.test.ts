@@ -187,6 +187,41 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
   assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
 });
 
+test('-c 16 -j 2: one load worker whose native core runs half the connections on its shared I/O thread, every transaction in the balances', async (t) => {
+  const s = await setup(t);
+  if (!s) return;
+  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
+  assert.equal(init.code, 0, init.stderr);
+  const out = path.join(tmpDir(), 'r.json');
+  const run = await dbsmack(s.target, [
+    '-c',
+    '16',
+    '-j',
+    '2',
+    '-t',
+    '30',
+    '-M',
+    'prepared',
+    '--no-history',
+    '-o',
+    out,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(reportValue(run.stdout, 'number of threads:'), '2'); // as asked, as pgbench prints it
+  assert.equal(reportValue(run.stdout, 'number of transactions actually processed:'), '480/480');
+  const result = JSON.parse(readFileSync(out, 'utf8')) as RunResult;
+  if (result.target.io === 'native') {
+    assert.equal(result.workers, 1);
+    assert.equal(result.target.shared_io_thread, true);
+  } else assert.equal(result.workers, 2); // the JavaScript I/O path has no shared thread
+  assert.equal(result.totals.queries, 7 * 480);
+  assert.equal(await one(s.conn, 'select count(*) from pgbench_history'), '480');
+  const history = await one(s.conn, 'select sum(delta) from pgbench_history');
+  assert.equal(await one(s.conn, 'select sum(abalance) from pgbench_accounts'), history);
+  assert.equal(await one(s.conn, 'select sum(tbalance) from pgbench_tellers'), history);
+  assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
+});
+
 test("TPC-B's transactions as statement batches (seven statements an event, -M prepared and simple): pgbench's random numbers, the same rows", async (t) => {
   const s = await setup(t);
   if (!s) return;

@@ -903,8 +903,8 @@ static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMAC
 // pgbench's TPC-B at 16 clients (`dbsmack pgbench -c 16 -j 2`, perf stat): yields a statement sent 1.96 ->
 // 1.07, epoll_waits 2.47 -> 1.70, at the same throughput; client CPU a transaction in five pairs of 8 s runs
 // 252-308 us against 269-331 (three with a first version that counted the thread's own messages as finds;
-// no yields at all 222-268 in six runs: the other replies of 16 clients still come during many yields); `-S` at 32 clients, whose yields keep finding replies, level (14.7-21.7 us a query
-// against 16.5-19.7).
+// no yields at all 222-268 in six runs: the other replies of 16 clients still come during many yields);
+// `-S` at 32 clients, whose yields keep finding replies, level (14.7-21.7 us a query against 16.5-19.7).
 constexpr int YIELD_MISSES = 4;
 constexpr unsigned YIELD_PROBE = 8;
 thread_local int yieldMisses = 0;

@@ -1,12 +1,13 @@
 /**
  * The native core's yields before a sleep (waitYielding in native/dbsmack_io.cc): a load thread holding
  * PostgreSQL connections gives its CPU away (sched_yield) before it sleeps in epoll_wait, one holding
- * MariaDB connections does not, and DBSMACK_NATIVE_YIELDS sets the count for either. Counted from outside,
+ * MariaDB connections does not, DBSMACK_NATIVE_YIELDS sets the count for either, and yields that keep
+ * finding no reply give up but for a probe now and then. Counted from outside,
  * by the kernel: `perf stat` of the sched_yield system call over a whole `dbsmack run`.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -17,15 +18,14 @@ import { need, needCommand } from './helpers/preconditions.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
 
 const EVENT = 'syscalls:sys_enter_sched_yield';
+const PERF = 'Debian linux-perf, and tracefs mounted on /sys/kernel/tracing';
 
-/**
- * sched_yield calls of a one-second `run WORKLOAD` (select1 unless given) with 8 clients on one load thread
- * (the epoll loop), and the statements it ran.
- */
-function yieldsOf(url: string, asked?: string, workload = 'select1'): number {
-  return yieldRun(url, asked, workload).yields;
+/** sched_yield calls of a one-second `run select1` with 8 clients on one load thread (the epoll loop). */
+function yieldsOf(url: string, asked?: string): number {
+  return yieldRun(url, asked, 'select1').yields;
 }
 
+/** sched_yield calls of a one-second `run WORKLOAD` as above, and the statements it ran. */
 function yieldRun(
   url: string,
   asked: string | undefined,
@@ -71,15 +71,7 @@ function yieldRun(
 
 test('native io: the core yields its CPU before sleeping with PostgreSQL connections, not with MariaDB ones; DBSMACK_NATIVE_YIELDS sets it', async (t) => {
   if (!need(t, nativeUnavailable())) return;
-  if (
-    !needCommand(
-      t,
-      'perf',
-      ['stat', '-e', EVENT, '--', 'true'],
-      'Debian linux-perf, and tracefs mounted on /sys/kernel/tracing',
-    )
-  )
-    return;
+  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF)) return;
   if (!(await needServer(t, 'postgres')) || !(await needServer(t, 'mysql'))) return;
   const pg = yieldsOf(PG_URL);
   const pgOff = yieldsOf(PG_URL, '0');
@@ -98,13 +90,13 @@ test('native io: the core yields its CPU before sleeping with PostgreSQL connect
 
 test('native io: yields that keep finding nothing give up, and try again now and then (statements that sleep on the server)', async (t) => {
   if (!need(t, nativeUnavailable())) return;
-  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], 'Debian linux-perf, and tracefs mounted'))
-    return;
+  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF)) return;
   if (!(await needServer(t, 'postgres'))) return;
   // 20 ms a statement asleep in the server: a yield seldom lets a reply come. Seen here: 2.4 yields a
   // statement with three before every sleep (the loop also wakes for its thread's timers and messages), 0.9
   // once the yields give up after four rounds in a row that found nothing and try again in every eighth.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-yields-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const sql = path.join(dir, 'sleep.sql');
   writeFileSync(sql, 'SELECT pg_sleep(0.02);\n');
   const { yields, queries } = yieldRun(PG_URL, undefined, sql);

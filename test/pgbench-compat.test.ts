@@ -72,6 +72,16 @@ async function one(conn: Connection, sql: string): Promise<string> {
   return String(Object.values(rows[0] ?? {})[0]);
 }
 
+/** TPC-B's `transactions` all in pgbench_history, and the accounts', tellers' and branches' balances its sum. */
+async function balancesAddUp(conn: Connection, transactions: number): Promise<void> {
+  assert.equal(await one(conn, 'select count(*) from pgbench_history'), String(transactions));
+  const history = await one(conn, 'select sum(delta) from pgbench_history');
+  assert.notEqual(history, '0');
+  assert.equal(await one(conn, 'select sum(abalance) from pgbench_accounts'), history);
+  assert.equal(await one(conn, 'select sum(tbalance) from pgbench_tellers'), history);
+  assert.equal(await one(conn, 'select sum(bbalance) from pgbench_branches'), history);
+}
+
 /** Every row of the four tables, hashed, and the columns: equal for equal tables. */
 async function tablesDigest(conn: Connection): Promise<string> {
   const parts: string[] = [];
@@ -179,12 +189,7 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
   const run = await dbsmack(s.target, ['-c', '4', '-j', '2', '-t', '40', '-M', 'prepared', '--no-history']);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(reportValue(run.stdout, 'number of transactions actually processed:'), '160/160');
-  assert.equal(await one(s.conn, 'select count(*) from pgbench_history'), '160');
-  const history = await one(s.conn, 'select sum(delta) from pgbench_history');
-  assert.notEqual(history, '0');
-  assert.equal(await one(s.conn, 'select sum(abalance) from pgbench_accounts'), history);
-  assert.equal(await one(s.conn, 'select sum(tbalance) from pgbench_tellers'), history);
-  assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
+  await balancesAddUp(s.conn, 160);
 });
 
 test('-c 16 -j 2: one load worker whose native core runs half the connections on its shared I/O thread, every transaction in the balances', async (t) => {
@@ -215,11 +220,7 @@ test('-c 16 -j 2: one load worker whose native core runs half the connections on
     assert.equal(result.target.shared_io_thread, true);
   } else assert.equal(result.workers, 2); // the JavaScript I/O path has no shared thread
   assert.equal(result.totals.queries, 7 * 480);
-  assert.equal(await one(s.conn, 'select count(*) from pgbench_history'), '480');
-  const history = await one(s.conn, 'select sum(delta) from pgbench_history');
-  assert.equal(await one(s.conn, 'select sum(abalance) from pgbench_accounts'), history);
-  assert.equal(await one(s.conn, 'select sum(tbalance) from pgbench_tellers'), history);
-  assert.equal(await one(s.conn, 'select sum(bbalance) from pgbench_branches'), history);
+  await balancesAddUp(s.conn, 480);
 });
 
 test("TPC-B's transactions as statement batches (seven statements an event, -M prepared and simple): pgbench's random numbers, the same rows", async (t) => {

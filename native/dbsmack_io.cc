@@ -877,13 +877,14 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
 // second with 1, 3 and 8 yields; the same figures under DBSMACK_SPIN, its first name): at 32 clients, 3
 // against none, reschedule interrupts a query 0.08 -> 0.04 (pgbench's), PostgreSQL's throughput 1.04-1.18 of
 // the no-yield one's at 0.84-0.96 of its CPU a query after start-up, MariaDB 1.07 and 0.96 (noise); at 8
-// clients MariaDB 1.06, PostgreSQL 1.00-1.02. One yield was half the gain, eight no better than three. When
-// nothing else is runnable a yield returns at once: three and three empty epoll_waits cost about 2 us
-// before a sleep. For MySQL/MariaDB none: three rounds of 0 against 3 (--clients 32,8 --repeat 3 --only
+// clients MariaDB 1.06, PostgreSQL 1.00-1.02. One yield was half the gain, eight no better than three (on
+// that machine; on the twenty-first session's the second and third found a reply in 0.1% of the rounds: one
+// since, below). When nothing else is runnable a yield returns at once: three yields and three empty
+// epoll_waits cost about 2 us before a sleep. For MySQL/MariaDB none: three rounds of 0 against 3 (--clients 32,8 --repeat 3 --only
 // mysql) gave 0.96 and 0.95 of the throughput, at 32 clients at 1.26 of the CPU a query (measured part).
 // DBSMACK_NATIVE_YIELDS=N sets the count for both (0: none). A core's connections are one run's, of one
 // protocol: open() sets the core's count from the protocol.
-constexpr int YIELDS_PG = 3;
+constexpr int YIELDS_PG = 1;
 constexpr int YIELDS_MYSQL = 0;
 static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMACK_NATIVE_DESIGN, ignored)
   const char* v = getenv("DBSMACK_NATIVE_YIELDS");
@@ -894,26 +895,37 @@ static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMAC
   return n > 100 ? 100 : static_cast<int>(n);
 }();
 
-// The yields give up when they keep finding nothing: after YIELD_MISSES rounds in a row in which none of a
-// thread's yields found a reply (a connection's event or a batch's end; a message or a timer of the thread's
-// own loop is neither a find nor a miss), the thread yields only in every YIELD_PROBE-th round until one
-// finds a reply again. Where nothing the yields let run would answer sooner (statements that sleep or wait
-// for locks in the server) they were system calls for nothing. Measured (2026-12-05): `run` of `SELECT
-// pg_sleep(0.02)`, 8 clients, one load thread: 2.4 yields a statement before, 0.9 after (test/native-yields);
-// pgbench's TPC-B at 16 clients (`dbsmack pgbench -c 16 -j 2`, perf stat): yields a statement sent 1.96 ->
-// 1.07, epoll_waits 2.47 -> 1.70, at the same throughput; client CPU a transaction in five pairs of 8 s runs
-// 252-308 us against 269-331 (three with a first version that counted the thread's own messages as finds;
-// no yields at all 222-268 in six runs: the other replies of 16 clients still come during many yields);
-// `-S` at 32 clients, whose yields keep finding replies, level (14.7-21.7 us a query against 16.5-19.7).
-constexpr int YIELD_MISSES = 4;
+// The yields give up when they keep finding nothing: a thread keeps the share of its recent yielding rounds
+// that found a reply (a connection's event or a batch's end; a message or a timer of the thread's own loop is
+// neither a find nor a miss), an average that each round moves an eighth of the way, and yields only while
+// that share is at least half, else in every YIELD_PROBE-th round, whose find or miss moves the share as any
+// round's. Where nothing the yields let run would answer sooner (statements that sleep or wait for locks in
+// the server) they are system calls for nothing. The share is the thread's and outlives a run: a sweep's next
+// run may start with the yields off, and its probes' finds bring them back within a few dozen rounds.
+// Measured (2026-12-05, twenty-first session; counters in a build of this function, 5 s runs): a round's
+// first yield finds a reply or none does. `dbsmack pgbench -S` at 8 and 32 clients, `run oltp_point_select` at
+// 8: 98-99.8% of the rounds found one at the first yield, 0.1% at the second or third. pgbench's TPC-B at 16
+// clients (`-c 16 -j 2`; its updates wait for each other's locks), under the rule of before (three yields;
+// after four rounds in a row with no find, a yield in every eighth round only): 15-17% of the waits found a
+// reply at the first yield, 2% at the second and third, 80% slept, and a statement cost 1.14 yields and 1.74
+// epoll_waits; with one yield, 36% of the rounds that yielded found one. So one yield (YIELDS_PG), and the
+// share decides: the same TPC-B (perf stat) 0.13 yields, 0.94 epoll_waits and 0.91 context switches a
+// statement against 1.14, 1.74 and 1.17; client CPU a transaction in four pairs of 8 s runs 0.86-0.99 of the
+// rule of before's, bench/peers (`--clients 64,16 --repeat 3 --only pgbench-tpcb`) 0.92 of its CPU after
+// start-up at 64 clients at 1.06 of its throughput, level at 16; `-S` and the point select at 8 and 32
+// clients level (0.97-1.02 of the throughput; the module row's 0.89-0.92 in two runs was 1.01 in twelve runs
+// by hand, six each in turn). `SELECT pg_sleep(0.02)`, 8 clients: 0.08-0.10 yields a statement against 0.6-0.9
+// (test/native-yields; with three before every sleep and no giving up, 2.4).
+constexpr int YIELD_SHARE_ONE = 256;  // the share's unit: 256 is every round
+constexpr int YIELD_SHARE_MIN = YIELD_SHARE_ONE / 2;
 constexpr unsigned YIELD_PROBE = 8;
-thread_local int yieldMisses = 0;
+thread_local int yieldShare = YIELD_SHARE_ONE;
 thread_local unsigned yieldSkipped = 0;
 
 // epoll_wait that first yields the CPU `yields` times, looking again after each, before it waits `timeoutMs`
 // (-1: no end).
 int waitYielding(int ep, epoll_event* evs, int timeoutMs, int yields) {
-  if (yields > 0 && (yieldMisses < YIELD_MISSES || ++yieldSkipped % YIELD_PROBE == 0)) {
+  if (yields > 0 && (yieldShare >= YIELD_SHARE_MIN || ++yieldSkipped % YIELD_PROBE == 0)) {
     for (int k = 0; k < yields; k++) {
       sched_yield();
       int n = epoll_wait(ep, evs, 64, 0);
@@ -921,11 +933,14 @@ int waitYielding(int ep, epoll_event* evs, int timeoutMs, int yields) {
         // a find is a connection's event or a batch's end (design D's eventfd); not libuv's descriptor (the
         // thread's own messages and timers) or the shared thread's control eventfd, both tagged UINT64_MAX
         for (int i = 0; i < n; i++)
-          if (evs[i].data.u64 != UINT64_MAX) yieldMisses = 0;
+          if (evs[i].data.u64 != UINT64_MAX) {
+            yieldShare += (YIELD_SHARE_ONE - yieldShare) >> 3;
+            break;
+          }
         return n;
       }
     }
-    if (yieldMisses < YIELD_MISSES) yieldMisses++;
+    yieldShare -= yieldShare >> 3;
   }
   return epoll_wait(ep, evs, 64, timeoutMs);
 }

@@ -40,16 +40,10 @@ async function load(t: Target): Promise<Connection> {
   return d.connect(t, { connectTimeoutMs: 5000, load: true });
 }
 
-/** Poll `check` until it is true, at most `tries` times (each an admin query): no fixed sleeps. */
-async function until(check: () => Promise<boolean>, what: string, tries = 200): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  assert.fail(`gave up waiting for ${what}`);
-}
-
-/** waitFor's polling for what another thread does (not a query): every 5 ms, for at most 10 s. */
+/**
+ * waitFor's polling for what another thread or the server does: every 5 ms (a check that is an admin query
+ * takes its round trip besides), for at most 10 s.
+ */
 const THREAD_WAIT = { timeoutMs: 10_000, everyMs: 5 };
 
 /** What a scripted session answers; the two I/O paths must answer alike. */
@@ -163,13 +157,13 @@ for (const driver of ['mysql', 'postgres'] as const) {
         lost,
       );
       const queued = expectError(a.query('SELECT 1'), 'reconnect', lost);
-      await until(() => busy(a.sessionId), 'the statement to run');
+      await waitFor('the statement to run', () => busy(a.sessionId), THREAD_WAIT);
       await kill(a.sessionId);
       await sleeping;
       await queued;
       await expectError(a.query('SELECT 1'), 'reconnect', [...lost, 'ER_CONNECTION_ALREADY_CLOSED']);
       await kill(b.sessionId);
-      await until(() => gone(b.sessionId), 'the idle session to end');
+      await waitFor('the idle session to end', () => gone(b.sessionId), THREAD_WAIT);
       await expectError(b.query('SELECT 1'), 'reconnect', lost);
     } finally {
       await Promise.all([a.close(), b.close(), admin.close()]);
@@ -482,19 +476,23 @@ for (const [how, design] of DESIGNS)
         const sleep = await a.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
         const b = batchOf(sleep, [[0], [0], [10], [0]]);
         const running = a.runBatch?.(b);
-        await until(async () => {
-          const rows =
-            driver === 'mysql'
-              ? await admin.all(
-                  `SELECT 1 AS x FROM information_schema.processlist WHERE id = ? AND time_ms > 0 AND info LIKE 'SELECT SLEEP%'`,
-                  [a.sessionId],
-                )
-              : await admin.all(
-                  `SELECT 1 AS x FROM pg_stat_activity WHERE pid = ? AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
-                  [a.sessionId],
-                );
-          return rows.length > 0 && b.done === 2;
-        }, 'the third statement to run');
+        await waitFor(
+          'the third statement to run',
+          async () => {
+            const rows =
+              driver === 'mysql'
+                ? await admin.all(
+                    `SELECT 1 AS x FROM information_schema.processlist WHERE id = ? AND time_ms > 0 AND info LIKE 'SELECT SLEEP%'`,
+                    [a.sessionId],
+                  )
+                : await admin.all(
+                    `SELECT 1 AS x FROM pg_stat_activity WHERE pid = ? AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+                    [a.sessionId],
+                  );
+            return rows.length > 0 && b.done === 2;
+          },
+          THREAD_WAIT,
+        );
         await (driver === 'mysql'
           ? admin.query(`KILL ${Number(a.sessionId)}`)
           : admin.query(`SELECT pg_terminate_backend(${Number(a.sessionId)})`));
@@ -513,7 +511,7 @@ for (const [how, design] of DESIGNS)
           const long = await c.prepare(driver === 'mysql' ? 'SELECT SLEEP(?)' : 'SELECT pg_sleep(?)');
           const cut = batchOf(long, [[0], [10]]);
           c.runBatch?.(cut).catch(() => {});
-          await until(async () => cut.done === 1, 'the first statement to end');
+          await waitFor('the first statement to end', () => cut.done === 1, THREAD_WAIT);
           const t0 = Date.now();
           assert.equal(typeof c.abort, 'function');
           c.abort?.();

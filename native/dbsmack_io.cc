@@ -952,8 +952,9 @@ bool batchesOnThreads(const Core* core, int proto);
 // The yields of a load thread's loop before a sleep: its core's count (open()), but with MySQL connections
 // (unless DBSMACK_NATIVE_YIELDS asked) only where the loop itself runs from 9 to MYSQL_YIELDS_MOST of them:
 // none where their batches run on their own threads (design D, up to MYSQL_THREADED: the loop then waits only
-// for the batches' ends, and the connections' threads block in recv() as sysbench's do), nor above.
-// Measured (2026-12-05, MariaDB point select, bench/peers --time 8 --repeat 3 --only mysql, the build of
+// for the batches' ends, and the connections' threads block in recv() as sysbench's do), nor above. (The
+// shared I/O thread, design 4's, PostgreSQL's unless DBSMACK_NATIVE_DESIGN=4 forces it, takes the core's.)
+// Measured (2026-12-05, MariaDB point select, bench/peers --time 8 --repeat 3 (4) --only mysql, the build of
 // before as the other variant): 8 clients (four a thread, D) with a yield 0.94-0.96 of the throughput, 16
 // level; 32 clients (16 a thread) in four runs of five 1.02-1.09 of the throughput at 0.86-0.92 of the CPU a
 // query after start-up, in the fifth 0.97 at 1.29; 48 clients 0.83 at 1.11, 64 clients 1.05 and 0.88 at 1.05

@@ -280,7 +280,6 @@ struct Core {
                    // on a thread per connection); 3: B or D for each batch (batchOnThread, the default);
                    // 4: B + every second connection's batches on one shared I/O thread (batchOnHelper)
   int live = 0;    // connections open
-  int proto = P_MYSQL;  // their protocol (a core's connections are one run's): set by open()
   Conn* only = nullptr;  // the connection, while exactly one is open (solo())
   int ep = -1;
   int uvFd = -1;
@@ -881,13 +880,17 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
 // clients MariaDB 1.06, PostgreSQL 1.00-1.02. One yield was half the gain, eight no better than three (on
 // that machine; on the twenty-first session's the second and third found a reply in 0.1% of the rounds: one
 // since, below). When nothing else is runnable a yield returns at once: three yields and three empty
-// epoll_waits cost about 2 us before a sleep. For MySQL/MariaDB three rounds of 0 against 3 (--clients 32,8
-// --repeat 3 --only mysql) gave 0.96 and 0.95 of the throughput, at 32 clients at 1.26 of the CPU a query
-// (measured part); one, while yields find replies (below), pays at 32 clients only: loopYields.
+// epoll_waits cost about 2 us before a sleep. For MySQL/MariaDB none: three rounds of 0 against 3 (--clients
+// 32,8 --repeat 3 --only mysql) gave 0.96 and 0.95 of the throughput, at 32 clients at 1.26 of the CPU a query
+// (measured part). One, with the rule below (2026-12-05, MariaDB point select, bench/peers --time 8 --only
+// mysql, a build with it and one without as the variants, in either order): at 32 clients (16 connections a
+// load thread) 1.02-1.09 of the throughput at 0.86-0.92 of the CPU a query after start-up in four runs of
+// six, 0.97 at 1.29 and 0.99 at 0.98 in the other two; at 24 (12 a thread) 0.83 and 0.80 at 1.26 and 1.28,
+// at 48 0.83, at 64 1.05 and 0.88 at 1.05-1.13, at 8 (four a thread, design D) 0.94-0.96. Not kept.
 // DBSMACK_NATIVE_YIELDS=N sets the count for both (0: none). A core's connections are one run's, of one
-// protocol: open() sets the core's count and protocol.
+// protocol: open() sets the core's count from the protocol.
 constexpr int YIELDS_PG = 1;
-constexpr int YIELDS_MYSQL = 1;
+constexpr int YIELDS_MYSQL = 0;
 static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMACK_NATIVE_DESIGN, ignored)
   const char* v = getenv("DBSMACK_NATIVE_YIELDS");
   if (v == nullptr || *v == 0) return -1;
@@ -947,26 +950,6 @@ int waitYielding(int ep, epoll_event* evs, int timeoutMs, int yields) {
   return epoll_wait(ep, evs, 64, timeoutMs);
 }
 
-bool batchesOnThreads(const Core* core, int proto);
-
-// The yields of a load thread's loop before a sleep: its core's count (open()), but with MySQL connections
-// (unless DBSMACK_NATIVE_YIELDS asked) only where the loop itself runs from 9 to MYSQL_YIELDS_MOST of them:
-// none where their batches run on their own threads (design D, up to MYSQL_THREADED: the loop then waits only
-// for the batches' ends, and the connections' threads block in recv() as sysbench's do), nor above. (The
-// shared I/O thread, design 4's, PostgreSQL's unless DBSMACK_NATIVE_DESIGN=4 forces it, takes the core's.)
-// Measured (2026-12-05, MariaDB point select, bench/peers --time 8 --repeat 3 (4) --only mysql, the build of
-// before as the other variant): 8 clients (four a thread, D) with a yield 0.94-0.96 of the throughput, 16
-// level; 32 clients (16 a thread) in four runs of five 1.02-1.09 of the throughput at 0.86-0.92 of the CPU a
-// query after start-up, in the fifth 0.97 at 1.29; 48 clients 0.83 at 1.11, 64 clients 1.05 and 0.88 at 1.05
-// and 1.13.
-constexpr int MYSQL_YIELDS_MOST = 16;
-int loopYields(const Core* core) {
-  if (yieldsAsked < 0 && core->proto == P_MYSQL &&
-      (core->live > MYSQL_YIELDS_MOST || batchesOnThreads(core, P_MYSQL)))
-    return 0;
-  return core->yields;
-}
-
 int waitB(int timeoutMs) {
   epoll_event evs[64];
   int timerMs = uvTimerLeftMs();
@@ -982,7 +965,7 @@ int waitB(int timeoutMs) {
     Conn* one = left >= SOLO_SLICE_MS ? solo() : nullptr;
     if (one != nullptr && soloRead(one)) continue;
     // (the solo slice ended: libuv's descriptor and the timeout are looked at without waiting)
-    int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left, loopYields(tcore))
+    int n = one == nullptr && left > 0 ? waitYielding(tcore->ep, evs, left, tcore->yields)
                                          : epoll_wait(tcore->ep, evs, 64, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -1083,20 +1066,16 @@ constexpr int MYSQL_THREADED = 8;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
 // x86 does not reorder with each other). Elsewhere every batch runs as in B.
-bool batchesOnThreads(const Core* core, int proto) {
+bool batchOnThread(const Conn* c) {
 #if defined(__x86_64__) || defined(__i386__)
+  const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
+  return c->proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
 #else
-  (void)core;
-  (void)proto;
+  (void)c;
   return false;
 #endif
-}
-
-bool batchOnThread(const Conn* c) {
-  return batchesOnThreads(c->core, c->proto);
 }
 
 // Blocking send of a whole statement (the descriptor is blocking in design D). False when the peer is gone.
@@ -1506,7 +1485,6 @@ napi_value Open(napi_env env, napi_callback_info info) {
   c->core = tcore;
   c->fd = own;
   c->proto = intArg(env, argv[1]);
-  tcore->proto = c->proto;
   tcore->yields = yieldsAsked >= 0 ? yieldsAsked : c->proto == P_PG ? YIELDS_PG : YIELDS_MYSQL;
   c->deprecateEof = (options & O_DEPRECATE_EOF) != 0;
   c->cacheMetadata = (options & O_CACHE_METADATA) != 0;

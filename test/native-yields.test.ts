@@ -7,13 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { nativeUnavailable } from '../src/driver/native-core.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, tmpDir } from './helpers/cli.ts';
 import { need, needCommand } from './helpers/preconditions.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
 
@@ -96,9 +95,7 @@ test('native io: yields that keep finding nothing give up, and try again now and
   // statement with three before every sleep (the loop also wakes for its thread's timers and messages),
   // 0.6-0.9 when three gave up after four rounds in a row that found nothing and tried again in every eighth,
   // 0.08-0.10 with one that yields while at least half of the recent rounds found a reply.
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-yields-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const sql = path.join(dir, 'sleep.sql');
+  const sql = path.join(tmpDir('dbsmack-yields-'), 'sleep.sql');
   writeFileSync(sql, 'SELECT pg_sleep(0.02);\n');
   const { yields, queries } = yieldRun(PG_URL, undefined, sql);
   assert.ok(queries > 200, `${queries} statements in a second`);

@@ -32,6 +32,15 @@ async function setup(t: TestContext): Promise<{ target: Target; conn: Connection
   return { target, conn };
 }
 
+/** setup(), then pgbench's tables at scale 1 made by `dbsmack pgbench -i` (no vacuum). */
+async function setupScale1(t: TestContext): Promise<{ target: Target; conn: Connection } | undefined> {
+  const s = await setup(t);
+  if (!s) return undefined;
+  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
+  assert.equal(init.code, 0, init.stderr);
+  return s;
+}
+
 /** `dbsmack pgbench ARGS` with libpq's variables pointing at the target. */
 function dbsmack(target: Target, args: string[], cwd?: string) {
   return runCli(['pgbench', ...args], { env: pgEnv(target), ...(cwd ? { cwd } : {}) });
@@ -182,10 +191,8 @@ test('built-in scripts: the same transaction counts and report layout as pgbench
 });
 
 test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches equal the sum of the history', async (t) => {
-  const s = await setup(t);
+  const s = await setupScale1(t);
   if (!s) return;
-  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
-  assert.equal(init.code, 0, init.stderr);
   const run = await dbsmack(s.target, ['-c', '4', '-j', '2', '-t', '40', '-M', 'prepared', '--no-history']);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(reportValue(run.stdout, 'number of transactions actually processed:'), '160/160');
@@ -193,10 +200,8 @@ test('TPC-B-like under dbsmack: the balances of accounts, tellers and branches e
 });
 
 test('-c 16 -j 2: one load worker whose native core runs half the connections on its shared I/O thread, every transaction in the balances', async (t) => {
-  const s = await setup(t);
+  const s = await setupScale1(t);
   if (!s) return;
-  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
-  assert.equal(init.code, 0, init.stderr);
   const out = path.join(tmpDir(), 'r.json');
   const run = await dbsmack(s.target, [
     '-c',
@@ -224,10 +229,8 @@ test('-c 16 -j 2: one load worker whose native core runs half the connections on
 });
 
 test("TPC-B's transactions as statement batches (seven statements an event, -M prepared and simple): pgbench's random numbers, the same rows", async (t) => {
-  const s = await setup(t);
+  const s = await setupScale1(t);
   if (!s) return;
-  const init = await dbsmack(s.target, ['-i', '-s', '1', '-I', 'dtGp']);
-  assert.equal(init.code, 0, init.stderr);
   // what each transaction drew (aid, tid, bid, delta: TPC-B's four \set), as a sorted list: the draws do not
   // depend on the tables, so each run after the history is emptied must write the same rows
   const history = async (): Promise<string> => {

@@ -66,8 +66,9 @@
 // woken by that answer keeps the pair on one CPU; PostgreSQL's backends answer faster than B's loop comes
 // round, and a thread per connection there wakes once per statement where B's loop collects several.
 // C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
-// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 up to 8 connections per
-// worker; B elsewhere; and a worker's only connection is read by the worker's thread (solo(), below).
+// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 connections per worker
+// (up to 8 until 2026-12-06, see batchOnThread); B elsewhere; and a worker's only connection is read by the
+// worker's thread (solo(), below).
 // Against B (when one connection was D), --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 / 1.01 / 1.02,
 // PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 // Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
@@ -128,6 +129,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -1051,9 +1053,10 @@ void ioThread(Conn* c) {
 
 // Whether this batch runs on the connection's own thread (D) or from wait() on the worker's thread (B).
 // Design 3 chooses per batch, from what was measured (bench/peers --variant, six rounds, see the top of this
-// file): D for MySQL from 2 up to MYSQL_THREADED connections (MariaDB at 4 per worker: 1.19 of B's q/s at 9%
+// file): D for MySQL from 2 connections a worker up (first up to 8; MariaDB at 4 per worker: 1.19 of B's q/s at 9%
 // less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at 4 per
-// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more). Not
+// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more, on
+// the slower guests of 2026-12-02, with a budget of 20 ms a batch, about 10 statements at 32 clients). Not
 // where the worker has one connection: D was 1.04-1.06 of B's q/s there at 8-10% less client CPU per query,
 // and solo() now does D's reads without its hand-off.
 // MariaDB oltp_read_only at 32 clients (16 per worker, B), 2026-12-05: the server's threads sleep 0.64-0.88
@@ -1062,7 +1065,17 @@ void ioThread(Conn* c) {
 // the next statement before it reads (0.91-0.97 involuntary switches a query); the server's CPU 49-56 us a
 // query against 42-47. D for every batch (design 2) brings the sleeps to 0.23-0.33 and the server's CPU to
 // 47-49, but 8 s runs alternated with B gave 1.02, 0.95, 1.02 of B's q/s at the same client CPU: not changed.
-constexpr int MYSQL_THREADED = 8;
+// Measured again on 2026-12-06 (another guest of the same kind, sysbench 43-55k point selects a second at 32
+// clients), a core with D for every MySQL batch against the one with D up to 8 a worker, bench/peers --time 8
+// --repeat 3 (and two earlier rounds): at 32 clients point select 1.17 (1.09, 1.24 before), read_only 1.03
+// (1.07, 1.10), read_write 1.10 (1.04); at 64 clients 1.02 (1.14), 0.98 (0.98), 1.06 (1.08); at 24 and 48
+// clients point select 1.35 and 1.34; at 8 and 16 clients, where both run D, 0.99-1.06: the noise. The
+// server's threads sleep 0.12-0.25 times a query at 32 clients against B's 0.77-0.96 (sysbench 0.03-0.19),
+// its CPU 26-29 us a query against 31-32; the client's CPU a query lower at 32 clients (point select 14.9
+// against 16.4 us, read_write 22.0 against 24.8), higher at 64 on read_only (23.4 against 20.5). A batch at 32
+// clients holds about 45 statements (write()s to the eventfd against sendto()s, perf stat), so the hand-off's
+// two wake-ups and three futex calls weigh little. So: no upper bound. A connection's thread that cannot be
+// made (the process's thread limit) leaves that batch, and the next ones, to B.
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
 // x86 does not reorder with each other). Elsewhere every batch runs as in B.
@@ -1071,11 +1084,25 @@ bool batchOnThread(const Conn* c) {
   const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return c->proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
+  return c->proto == P_MYSQL && core->live > 1;
 #else
   (void)c;
   return false;
 #endif
+}
+
+void batchThread(Conn* c);
+
+// The connection's own thread for D's batches, made at its first batch; false when it cannot be made (the
+// process's or the user's thread limit, with hundreds of connections), and the batch runs as in B.
+bool batchThreadReady(Conn* c) {
+  if (c->thread.joinable()) return true;
+  try {
+    c->thread = std::thread(batchThread, c);
+    return true;
+  } catch (const std::system_error&) {
+    return false;
+  }
 }
 
 // Blocking send of a whole statement (the descriptor is blocking in design D). False when the peer is gone.
@@ -1094,6 +1121,7 @@ bool sendAll(Conn* c, const uint8_t* b, size_t n) {
 }
 
 void batchThread(Conn* c) {
+  pthread_setname_np(pthread_self(), "dbsmack-conn");  // (tests count them by this name)
   for (;;) {
     {
       std::unique_lock<std::mutex> g(c->m);
@@ -1630,10 +1658,9 @@ napi_value SubmitBatch(napi_env env, napi_callback_info info) {
   }
   c->bAdvance = true;
   if (batchOnHelper(c) && handToHelper(c)) return undefinedValue(env);
-  if (batchOnThread(c)) {
+  if (batchOnThread(c) && batchThreadReady(c)) {
     dropFromEpoll(c);
     c->threaded = true;
-    if (!c->thread.joinable()) c->thread = std::thread(batchThread, c);
     {
       std::lock_guard<std::mutex> g(c->m);
       c->bGo = true;

@@ -23,7 +23,7 @@ import { claimEvents } from '../src/engine/client.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
-import { sharedThreadRunNs } from './helpers/io-thread.ts';
+import { sharedThreadRunNs, threadsNamed } from './helpers/io-thread.ts';
 import { startPgCluster } from './helpers/pg-cluster.ts';
 import { need } from './helpers/preconditions.ts';
 import { totalCounts } from './helpers/run-counts.ts';
@@ -530,6 +530,33 @@ for (const [how, design] of DESIGNS)
       }
     });
   }
+
+// Design 3 (the default) chooses per batch: MySQL's on the connection's own thread (D) as soon as the load
+// thread has two connections or more, however many (up to 8 until 2026-12-06: the core's batchOnThread says
+// why); PostgreSQL's from the load thread's epoll_wait (B). Twelve connections here, more than the old bound.
+for (const driver of ['mysql', 'postgres'] as const)
+  test(`native io (${driver}): by default a load thread's twelve connections run their batches ${driver === 'mysql' ? 'each on a thread of its own' : 'from its epoll_wait'}`, async (t) => {
+    if (!needNative(t)) return;
+    const target = await needServer(t, driver);
+    if (!target) return;
+    onDesign(t, 3);
+    const conns = await Promise.all(Array.from({ length: 12 }, () => load(withIo(target, 'native'))));
+    try {
+      const before = threadsNamed('dbsmack-conn');
+      const stmts = await Promise.all(conns.map((c) => c.prepare('SELECT 1')));
+      const batches = stmts.map((s) => batchOf(s, [[], [], []]));
+      await Promise.all(conns.map((c, i) => c.runBatch?.(batches[i] as StatementBatch)));
+      for (const b of batches) assert.deepEqual([b.done, b.error, b.value(2)], [3, undefined, 1]);
+      assert.equal(
+        threadsNamed('dbsmack-conn') - before,
+        driver === 'mysql' ? 12 : 0,
+        'threads of connections made',
+      );
+      await Promise.all(stmts.map((s) => s.close()));
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+  });
 
 for (const driver of ['mysql', 'postgres'] as const)
   test(`native io (${driver}, shared thread): if the shared I/O thread fails, its batches end as lost and later ones run on the load thread`, async (t) => {

@@ -18,6 +18,23 @@ export function sharedThreadRunNs(): number {
   return -1;
 }
 
+/**
+ * How many of this process's threads have the name `comm`: `dbsmack-conn` are the core's threads of
+ * connections whose batches run on a thread of their own (design D), one a connection, made at its first
+ * batch and kept until it closes.
+ */
+export function threadsNamed(comm: string): number {
+  let n = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === comm) n++;
+    } catch {
+      // (a thread that ended while the folder was read)
+    }
+  }
+  return n;
+}
+
 /** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep); fails after 2 s. */
 export function settledRunNs(): Promise<number> {
   let last: number | undefined;

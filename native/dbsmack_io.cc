@@ -66,9 +66,9 @@
 // woken by that answer keeps the pair on one CPU; PostgreSQL's backends answer faster than B's loop comes
 // round, and a thread per connection there wakes once per statement where B's loop collects several.
 // C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
-// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 connections per worker
-// (up to 8 until 2026-12-06, see batchOnThread); B elsewhere; and a worker's only connection is read by the
-// worker's thread (solo(), below).
+// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 up to 24 connections per
+// worker (up to 8 until 2026-12-06, see MYSQL_THREADED); B elsewhere; and a worker's only connection is read
+// by the worker's thread (solo(), below).
 // Against B (when one connection was D), --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 / 1.01 / 1.02,
 // PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 // Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
@@ -1053,10 +1053,10 @@ void ioThread(Conn* c) {
 
 // Whether this batch runs on the connection's own thread (D) or from wait() on the worker's thread (B).
 // Design 3 chooses per batch, from what was measured (bench/peers --variant, six rounds, see the top of this
-// file): D for MySQL from 2 connections a worker up (first up to 8; MariaDB at 4 per worker: 1.19 of B's q/s at 9%
-// less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at 4 per
-// worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more, on
-// the slower guests of 2026-12-02, with a budget of 20 ms a batch, about 10 statements at 32 clients). Not
+// file): D for MySQL from 2 up to MYSQL_THREADED connections (first 8; MariaDB at 4 per worker: 1.19 of B's
+// q/s at 9% less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at
+// 4 per worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more,
+// on the slower guests of 2026-12-02, with a budget of 20 ms a batch, about 10 statements at 32 clients). Not
 // where the worker has one connection: D was 1.04-1.06 of B's q/s there at 8-10% less client CPU per query,
 // and solo() now does D's reads without its hand-off.
 // MariaDB oltp_read_only at 32 clients (16 per worker, B), 2026-12-05: the server's threads sleep 0.64-0.88
@@ -1074,8 +1074,14 @@ void ioThread(Conn* c) {
 // its CPU 26-29 us a query against 31-32; the client's CPU a query lower at 32 clients (point select 14.9
 // against 16.4 us, read_write 22.0 against 24.8), higher at 64 on read_only (23.4 against 20.5). A batch at 32
 // clients holds about 45 statements (write()s to the eventfd against sendto()s, perf stat), so the hand-off's
-// two wake-ups and three futex calls weigh little. So: no upper bound. A connection's thread that cannot be
-// made (the process's thread limit) leaves that batch, and the next ones, to B.
+// two wake-ups and three futex calls weigh little. But more connections a load thread favour B again, whose
+// epoll_wait collects more replies at each wake-up: at 64 clients (32 a thread) D's client CPU a query was
+// higher in three of four rows (point select 15.7-16.6 us against 13.6-16.0, read_only 23.4 against 20.5) for
+// 1.02-1.14 of the throughput; at 96 clients 0.91 of B's throughput at 17.5 us against 12.0, at 128 clients
+// 0.83 at 18.3 against 11.3. So D up to MYSQL_THREADED connections a load thread, 24 (48 clients on two).
+// A connection's thread that cannot be made (the process's thread limit) leaves that batch, and the next
+// ones, to B.
+constexpr int MYSQL_THREADED = 24;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
 // x86 does not reorder with each other). Elsewhere every batch runs as in B.
@@ -1084,7 +1090,7 @@ bool batchOnThread(const Conn* c) {
   const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return c->proto == P_MYSQL && core->live > 1;
+  return c->proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
 #else
   (void)c;
   return false;

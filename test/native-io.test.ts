@@ -531,9 +531,9 @@ for (const [how, design] of DESIGNS)
     });
   }
 
-// Design 3 (the default) chooses per batch: MySQL's on the connection's own thread (D) as soon as the load
-// thread has two connections or more, however many (up to 8 until 2026-12-06: the core's batchOnThread says
-// why); PostgreSQL's from the load thread's epoll_wait (B). Twelve connections here, more than the old bound.
+// Design 3 (the default) chooses per batch: MySQL's on the connection's own thread (D) where the load thread
+// has 2 to 24 connections (up to 8 until 2026-12-06: the core's MYSQL_THREADED says why); PostgreSQL's from
+// the load thread's epoll_wait (B). Twelve connections here, more than the old bound.
 for (const driver of ['mysql', 'postgres'] as const)
   test(`native io (${driver}): by default a load thread's twelve connections run their batches ${driver === 'mysql' ? 'each on a thread of its own' : 'from its epoll_wait'}`, async (t) => {
     if (!needNative(t)) return;

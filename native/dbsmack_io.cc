@@ -1079,8 +1079,8 @@ void ioThread(Conn* c) {
 // higher in three of four rows (point select 15.7-16.6 us against 13.6-16.0, read_only 23.4 against 20.5) for
 // 1.02-1.14 of the throughput; at 96 clients 0.91 of B's throughput at 17.5 us against 12.0, at 128 clients
 // 0.83 at 18.3 against 11.3. So D up to MYSQL_THREADED connections a load thread, 24 (48 clients on two).
-// A connection's thread that cannot be made (the process's thread limit) leaves that batch, and the next
-// ones, to B.
+// A connection whose thread cannot be made (the process's thread limit) runs that batch as in B, and tries
+// again at its next.
 constexpr int MYSQL_THREADED = 24;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
@@ -1100,7 +1100,7 @@ bool batchOnThread(const Conn* c) {
 void batchThread(Conn* c);
 
 // The connection's own thread for D's batches, made at its first batch; false when it cannot be made (the
-// process's or the user's thread limit, with hundreds of connections), and the batch runs as in B.
+// process's or the user's thread limit), and the batch runs as in B (its next batch tries again).
 bool batchThreadReady(Conn* c) {
   if (c->thread.joinable()) return true;
   try {

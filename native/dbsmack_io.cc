@@ -1097,20 +1097,6 @@ bool batchOnThread(const Conn* c) {
 #endif
 }
 
-void batchThread(Conn* c);
-
-// The connection's own thread for D's batches, made at its first batch; false when it cannot be made (the
-// process's or the user's thread limit), and the batch runs as in B (its next batch tries again).
-bool batchThreadReady(Conn* c) {
-  if (c->thread.joinable()) return true;
-  try {
-    c->thread = std::thread(batchThread, c);
-    return true;
-  } catch (const std::system_error&) {
-    return false;
-  }
-}
-
 // Blocking send of a whole statement (the descriptor is blocking in design D). False when the peer is gone.
 bool sendAll(Conn* c, const uint8_t* b, size_t n) {
   while (n > 0) {
@@ -1166,6 +1152,17 @@ void batchThread(Conn* c) {
   }
 }
 
+// The connection's own thread for D's batches, made at its first batch; false when it cannot be made (the
+// process's or the user's thread limit), and the batch runs as in B (its next batch tries again).
+bool batchThreadReady(Conn* c) {
+  if (c->thread.joinable()) return true;
+  try {
+    c->thread = std::thread(batchThread, c);
+    return true;
+  } catch (const std::system_error&) {
+    return false;
+  }
+}
 
 // ---- design 4: batches on one shared I/O thread ----------------------------------------------------------
 

@@ -2,20 +2,34 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { waitFor } from './wait.ts';
 
 /**
+ * The /proc folders of this process's threads named `comm` (a thread that ends while they are read is left
+ * out).
+ */
+function threadDirsNamed(comm: string): string[] {
+  const dirs: string[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    const dir = `/proc/self/task/${tid}`;
+    try {
+      if (readFileSync(`${dir}/comm`, 'utf8').trim() === comm) dirs.push(dir);
+    } catch {
+      // (a thread that ended while the folder was read)
+    }
+  }
+  return dirs;
+}
+
+/**
  * The CPU time, in nanoseconds, this process's native I/O thread (the core's shared thread, design 4, named
  * `dbsmack-io`) has run (the kernel's schedstat), or -1 when there is none: a count that rose says the thread
  * ran statements, one that stayed says it slept. (Not its context switches: before a sleep it yields the CPU
  * and looks again, for PostgreSQL's connections, so under load it may run a whole run without blocking once.)
  */
 export function sharedThreadRunNs(): number {
-  for (const tid of readdirSync('/proc/self/task')) {
-    const dir = `/proc/self/task/${tid}`;
-    if (readFileSync(`${dir}/comm`, 'utf8').trim() !== 'dbsmack-io') continue;
-    const ns = Number(readFileSync(`${dir}/schedstat`, 'utf8').split(' ')[0]);
-    if (!Number.isFinite(ns)) throw new Error(`${dir}/schedstat holds no run time`);
-    return ns;
-  }
-  return -1;
+  const [dir] = threadDirsNamed('dbsmack-io');
+  if (dir === undefined) return -1;
+  const ns = Number(readFileSync(`${dir}/schedstat`, 'utf8').split(' ')[0]);
+  if (!Number.isFinite(ns)) throw new Error(`${dir}/schedstat holds no run time`);
+  return ns;
 }
 
 /**
@@ -24,15 +38,7 @@ export function sharedThreadRunNs(): number {
  * batch and kept until it closes.
  */
 export function threadsNamed(comm: string): number {
-  let n = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === comm) n++;
-    } catch {
-      // (a thread that ended while the folder was read)
-    }
-  }
-  return n;
+  return threadDirsNamed(comm).length;
 }
 
 /** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep); fails after 2 s. */

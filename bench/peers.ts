@@ -37,6 +37,13 @@
  * context switches): a server thread that finds its next statement already sent does not sleep, one that
  * must wait for it sleeps and is woken again, which costs the server CPU (tools.ts serverSleeps).
  *
+ * Last, whether each difference is real or this machine's noise, as `dbsmack compare` judges a candidate
+ * (src/analysis/compare.ts): the rounds' q/s of dbsmack against the peer's, and their CPU per query after
+ * start-up, a Mann–Whitney test over the rounds (Welch's on the logarithms where too few rounds let the rank
+ * test reach 0.05) and a 95% bootstrap interval of the ratio of medians. `better` or `worse` only when both
+ * show it, else `same`: a row at 0.95 whose rounds range 0.85-1.25 is not below its peer. Two rounds can
+ * show nothing; four can show a difference every round agrees on.
+ *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,mysql-rw,postgres-rw,
  *        pgbench-tpcb,pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
@@ -55,6 +62,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compareSamples } from '../src/analysis/compare.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf } from './args.ts';
@@ -482,12 +490,25 @@ const header = [
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
   'server sleeps/q peer/dbsmack',
+  'q/s verdict [95% interval] p',
+  'CPU/q after start-up verdict [95% interval] p',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
 console.log(
   `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map(f2).join(' ')}`,
 );
+/**
+ * Whether dbsmack's samples differ from the peer's beyond the noise (compareSamples, as `dbsmack compare`):
+ * `better`, `worse` or `same`, the ratio of medians, its 95% bootstrap interval and the test's p. For a cost
+ * (CPU a query) more is worse, as for a latency.
+ */
+function verdict(peer: number[], mine: number[], what: 'qps' | 'cost'): string {
+  const c = compareSamples(peer, mine, what === 'qps' ? 'qps' : 'p95', 0.05, 1);
+  const ci = c.ci_low === null || c.ci_high === null ? '' : ` [${f2(c.ci_low)} ${f2(c.ci_high)}]`;
+  return `${c.verdict} ${f2(c.ratio)}${ci} p=${f2(c.p_value)}`;
+}
+
 const caNote = caCertsCost();
 if (caNote !== undefined) console.log(caNote);
 console.log(header.join('\t'));
@@ -509,11 +530,13 @@ for (const p of pairs) {
   }
   const cpu = (s: Sample[]): number => median(s.map((x) => (x.cpuS * 1e6) / x.queries));
   const startS = (s: Sample[]): number => median(s.map((x) => x.cpuS));
-  /** CPU µs per query of the timed runs with the median start-up (the one-event runs') taken off. */
-  const afterStart = (s: Sample[], once: Sample[]): number => {
+  /** Each run's CPU µs per query with the median start-up (the one-event runs') taken off. */
+  const afterStartEach = (s: Sample[], once: Sample[]): number[] => {
     const fixed = startS(once);
-    return median(s.map((x) => ((x.cpuS - fixed) * 1e6) / x.queries));
+    return s.map((x) => ((x.cpuS - fixed) * 1e6) / x.queries);
   };
+  /** Their median: the "after start-up" column. */
+  const afterStart = (s: Sample[], once: Sample[]): number => median(afterStartEach(s, once));
   const peerAfter = afterStart(peer, peerOnce);
   const srv = (s: Sample[]): string =>
     s.some((x) => x.serverS === undefined)
@@ -548,6 +571,12 @@ for (const p of pairs) {
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
         `${sleeps(peer)} / ${sleeps(mine)}`,
+        verdict(
+          peer.map((x) => x.qps),
+          mine.map((x) => x.qps),
+          'qps',
+        ),
+        verdict(afterStartEach(peer, peerOnce), afterStartEach(mine, mineOnce), 'cost'),
         ...(VARIANTS.length > 1
           ? [k === 0 ? '-' : `${f2(median(vsFirst))} [${vsFirst.map(f2).join(' ')}]`]
           : []),

@@ -1,5 +1,5 @@
 /**
- * dbsmack against its peers on the same server and the same table, alternating A B A B:
+ * dbsmack against its peers on the same server and the same table, alternating A B B A:
  *
  *   - `sysbench oltp_point_select` vs `dbsmack run oltp_point_select` on MariaDB and PostgreSQL
  *   - (`--only mysql-ro,postgres-ro`) `sysbench oltp_read_only` vs `dbsmack run oltp_read_only`: transactions
@@ -49,7 +49,7 @@
  *        pgbench-tpcb,pgbench-tpcb-simple] [--mysql URL] [--pg URL] [--table-size 100000]
  *        [--dbsmack-args="--workers 2"] (with "=": the value starts with a dash)
  *        [--variant "VAR=VALUE … --option …"]… (each round runs dbsmack once per variant, under those
- *        environment variables and with those options, after the same peer run: `--variant
+ *        environment variables and with those options, in the same round as one peer run: `--variant
  *        DBSMACK_NATIVE_DESIGN=0 --variant DBSMACK_NATIVE_DESIGN=2` compares two native designs, `--variant ""
  *        --variant="--workers 4"` two worker counts (with "=" when the value starts with a dash); a row per
  *        variant, with its ratio to the first; the options go to `dbsmack pgbench` too, where --workers N
@@ -494,7 +494,7 @@ const header = [
   'CPU/q after start-up verdict [95% interval] p',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
-console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT}× A B alternation, ${SIZE}-row tables`);
+console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT} rounds (A B, B A, …), ${SIZE}-row tables`);
 console.log(
   `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map(f2).join(' ')}`,
 );
@@ -514,17 +514,21 @@ if (caNote !== undefined) console.log(caNote);
 console.log(header.join('\t'));
 for (const p of pairs) {
   const peer: Sample[] = [];
-  // ours[v][round]: each variant's runs, each after the same peer run of its round.
+  // ours[v][round]: each variant's runs, each in the same round as one peer run.
   const ours: Sample[][] = VARIANTS.map(() => []);
   // the one-event runs, likewise
   const peerOnce: Sample[] = [];
   const oursOnce: Sample[][] = VARIANTS.map(() => []);
   for (let i = 0; i < REPEAT; i++) {
-    peer.push(withMachine(p.server, () => p.runPeer()));
-    // Variants in turn, their order reversed every other round, so that none always runs right after the peer.
+    // A B in even rounds, B A in odd ones: a workload that writes leaves the tables a little larger (and
+    // the server's caches and autovacuum in another state) for whichever runs second, and a run right after
+    // another meets the machine as that one left it. The variants' order is reversed in odd rounds too.
     const order = VARIANTS.map((_, k) => k);
-    if (i % 2 === 1) order.reverse();
+    const peerFirst = i % 2 === 0;
+    if (!peerFirst) order.reverse();
+    if (peerFirst) peer.push(withMachine(p.server, () => p.runPeer()));
     for (const k of order) ours[k]?.push(withMachine(p.server, () => p.runDbsmack(VARIANTS[k] as Variant)));
+    if (!peerFirst) peer.push(withMachine(p.server, () => p.runPeer()));
     peerOnce.push(p.runPeer(true));
     for (const k of order) oursOnce[k]?.push(p.runDbsmack(VARIANTS[k] as Variant, true));
   }

@@ -490,8 +490,8 @@ const header = [
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
   'server sleeps/q peer/dbsmack',
-  'q/s verdict [95% interval] p',
-  'CPU/q after start-up verdict [95% interval] p',
+  'q/s verdict: ratio of medians [95% interval] p',
+  'CPU/q after start-up verdict: ratio of medians [95% interval] p',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT} rounds (A B, B A, …), ${SIZE}-row tables`);

@@ -41,8 +41,9 @@
  * (src/analysis/compare.ts): the rounds' q/s of dbsmack against the peer's, and their CPU per query after
  * start-up, a Mann–Whitney test over the rounds (Welch's on the logarithms where too few rounds let the rank
  * test reach 0.05) and a 95% bootstrap interval of the ratio of medians. `better` or `worse` only when both
- * show it, else `same`: a row at 0.95 whose rounds range 0.85-1.25 is not below its peer. Two rounds can
- * show nothing; four can show a difference every round agrees on.
+ * show it, else `same`: a row at 0.95 whose rounds range 0.85-1.25 is not below its peer. With two rounds
+ * only Welch's test can judge, and only runs very close together pass it; four show a difference every
+ * round agrees on.
  *
  *   npm run build && node --import tsx bench/peers.ts [--time 5] [--clients 1,8,32] [--repeat 2]
  *        [--only mysql,postgres,pgbench,pgbench-simple,sqlite,mysql-ro,postgres-ro,mysql-rw,postgres-rw,

@@ -64,6 +64,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { compareSamples } from '../src/analysis/compare.ts';
+import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf } from './args.ts';
@@ -445,11 +446,6 @@ function warmUp(): void {
 }
 warmUp();
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 const f0 = (x: number): string => x.toFixed(0);
 const f1 = (x: number): string => x.toFixed(1);
 const f2 = (x: number): string => x.toFixed(2);
@@ -540,9 +536,8 @@ for (const p of pairs) {
     const fixed = startS(once);
     return s.map((x) => ((x.cpuS - fixed) * 1e6) / x.queries);
   };
-  /** Their median: the "after start-up" column. */
-  const afterStart = (s: Sample[], once: Sample[]): number => median(afterStartEach(s, once));
-  const peerAfter = afterStart(peer, peerOnce);
+  const peerEach = afterStartEach(peer, peerOnce);
+  const peerAfter = median(peerEach);
   const srv = (s: Sample[]): string =>
     s.some((x) => x.serverS === undefined)
       ? '-'
@@ -556,7 +551,8 @@ for (const p of pairs) {
   VARIANTS.forEach((v, k) => {
     const mine = ours[k] ?? [];
     const mineOnce = oursOnce[k] ?? [];
-    const mineAfter = afterStart(mine, mineOnce);
+    const mineEach = afterStartEach(mine, mineOnce);
+    const mineAfter = median(mineEach);
     const ratios = mine.map((s, i) => s.qps / (peer[i] as Sample).qps);
     const vsFirst = k === 0 ? [] : mine.map((s, i) => s.qps / (first[i] as Sample).qps);
     console.log(
@@ -581,7 +577,7 @@ for (const p of pairs) {
           mine.map((x) => x.qps),
           'qps',
         ),
-        verdict(afterStartEach(peer, peerOnce), afterStartEach(mine, mineOnce), 'cost'),
+        verdict(peerEach, mineEach, 'cost'),
         ...(VARIANTS.length > 1
           ? [k === 0 ? '-' : `${f2(median(vsFirst))} [${vsFirst.map(f2).join(' ')}]`]
           : []),

@@ -55,3 +55,20 @@ export function namesOf(url: string, option: string, value: string, known: reado
   }
   return new Set(names);
 }
+
+/**
+ * A positive integer option (`--repeat`, `--time`), or with `list` a comma-separated list of them
+ * (`--clients`); anything else is reported in one line, exit status 2, as an unknown option is (`--repeat x`
+ * used to run every warm-up and then print rows of NaN).
+ */
+export function positivesOf(url: string, option: string, value: string, list = false): number[] {
+  const parts = value.split(',').map((s) => s.trim());
+  if ((!list && parts.length > 1) || parts.some((s) => !/^[1-9][0-9]*$/.test(s))) {
+    const what = list ? 'a positive integer or a comma-separated list of them' : 'a positive integer';
+    process.stderr.write(
+      `${fileURLToPath(url)}: --${option} ${JSON.stringify(value)}: expected ${what} (--help shows the usage)\n`,
+    );
+    process.exit(2);
+  }
+  return parts.map(Number);
+}

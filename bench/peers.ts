@@ -67,7 +67,7 @@ import { compareSamples } from '../src/analysis/compare.ts';
 import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
-import { benchArgs, namesOf } from './args.ts';
+import { benchArgs, namesOf, positivesOf } from './args.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -101,10 +101,13 @@ const { values } = benchArgs(import.meta.url, {
   },
 });
 
-const TIME = Number(values.time);
-const SIZE = Number(values['table-size']);
-const REPEAT = Number(values.repeat);
-const CLIENTS = (values.clients as string).split(',').map((s) => Number(s.trim()));
+const positive = (option: string): number =>
+  positivesOf(import.meta.url, option, values[option as keyof typeof values] as string)[0] as number;
+const TIME = positive('time');
+const SIZE = positive('table-size');
+const REPEAT = positive('repeat');
+const PGBENCH_JOBS = positive('pgbench-jobs');
+const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients as string, true);
 const ONLY = namesOf(import.meta.url, 'only', values.only as string, [
   'mysql',
   'postgres',
@@ -186,7 +189,7 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
  * for TIME seconds, or (`once`) one transaction per client.
  */
 function pgbenchArgs(script: PgbenchScript, n: number, once: boolean): string[] {
-  const jobs = Math.min(n, Number(values['pgbench-jobs']));
+  const jobs = Math.min(n, PGBENCH_JOBS);
   const limit = once ? ['-t', '1'] : ['-T', String(TIME)];
   const which = script === 'select' || script === 'select-simple' ? ['-S'] : [];
   const mode = script === 'tpcb-simple' || script === 'select-simple' ? ['-M', 'simple'] : ['-M', 'prepared'];

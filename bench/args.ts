@@ -72,3 +72,8 @@ export function positivesOf(url: string, option: string, value: string, list = f
   }
   return parts.map(Number);
 }
+
+/** `positivesOf` for an option of one value: the number itself. */
+export function positiveOf(url: string, option: string, value: string): number {
+  return positivesOf(url, option, value)[0] as number;
+}

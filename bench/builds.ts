@@ -14,8 +14,9 @@
  * 5–15%: only a median well away from 1 over several pairs says something.
  */
 import path from 'node:path';
+import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, positiveOf, positivesOf } from './args.ts';
 import { timed } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -39,6 +40,11 @@ if (values.a === undefined) {
   console.error('bench/builds.ts: --a CHECKOUT is needed (the build to compare against)');
   process.exit(2);
 }
+
+const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients, true);
+const PAIRS = positiveOf(import.meta.url, 'pairs', values.pairs);
+positiveOf(import.meta.url, 'time', values.time);
+positiveOf(import.meta.url, 'table-size', values['table-size']);
 
 const envOf = (spec: string): Record<string, string> =>
   Object.fromEntries(
@@ -89,11 +95,6 @@ function once(arm: (typeof arms)[number], url: string, clients: number): Figures
   };
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((x, y) => x - y);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 const f2 = (v: number): string => v.toFixed(2);
 
 console.log(
@@ -101,9 +102,9 @@ console.log(
 );
 console.log('target\tclients\tpair\tA q/s\tB q/s\tq/s B/A\tcpu/q B/A (measured)\tcpu/q B/A (whole)');
 for (const url of values.db.split(',')) {
-  for (const clients of values.clients.split(',').map(Number)) {
+  for (const clients of CLIENTS) {
     const ratios = { qps: [] as number[], cpu: [] as number[], whole: [] as number[] };
-    for (let i = 0; i < Number(values.pairs); i++) {
+    for (let i = 0; i < PAIRS; i++) {
       // A B, then B A: the second arm of a pair runs on a machine the first has warmed
       const order = i % 2 === 0 ? arms : [...arms].reverse();
       const got = new Map(order.map((arm) => [arm.name, once(arm, url, clients)]));

@@ -16,27 +16,38 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from '../src/analysis/stats.ts';
 import type { CounterSnapshot } from '../src/engine/protocol.ts';
 import { type Histogram, mergingHistogram } from '../src/metrics/histogram.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { LiveMetrics } from '../src/report/live-metrics.ts';
+import { benchArgs, namesOf, positiveOf } from './args.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? (argv[i + 1] ?? def) : def;
-};
-const time = opt('--time', '10');
-const threads = opt('--threads', '4');
-const repeat = Number(opt('--repeat', '3'));
-const scrapeS = Number(opt('--scrape', '1'));
-const workload = opt('--workload', 'select1');
-const only = opt('--only', 'feed,sqlite,mysql').split(',');
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    time: { type: 'string', default: '10' },
+    threads: { type: 'string', default: '4' },
+    repeat: { type: 'string', default: '3' },
+    scrape: { type: 'string', default: '1' },
+    workload: { type: 'string', default: 'select1' },
+    only: { type: 'string', default: 'feed,sqlite,mysql' },
+    mysql: {
+      type: 'string',
+      default: process.env.DBSMACK_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
+    },
+  },
+});
+const time = String(positiveOf(import.meta.url, 'time', values.time as string));
+const threads = String(positiveOf(import.meta.url, 'threads', values.threads as string));
+const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
+const scrapeS = positiveOf(import.meta.url, 'scrape', values.scrape as string);
+const workload = values.workload as string;
+const only = namesOf(import.meta.url, 'only', values.only as string, ['feed', 'sqlite', 'mysql']);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-metrics-cost-'));
 const targets: Record<string, string> = {
   sqlite: `sqlite:${path.join(dir, 'bench.sqlite')}`,
-  mysql: opt('--mysql', process.env.DBSMACK_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'),
+  mysql: values.mysql as string,
 };
 
 interface Arm {
@@ -88,11 +99,6 @@ function run(db: string, metrics: boolean): Promise<Arm> {
   });
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
-};
 const f = (v: number, d = 0): string => v.toFixed(d);
 
 process.stdout.write(
@@ -152,8 +158,7 @@ try {
       await feedCost();
       continue;
     }
-    const db = targets[name];
-    if (db === undefined) throw new Error(`--only: unknown arm ${name} (feed, sqlite, mysql)`);
+    const db = targets[name] as string; // namesOf let only these names through
     const qpsRatios: number[] = [];
     const cpuRatios: number[] = [];
     for (let i = 0; i < repeat; i++) {

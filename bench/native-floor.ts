@@ -13,7 +13,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, positiveOf, positivesOf } from './args.ts';
 import { sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -29,7 +29,7 @@ const { values } = benchArgs(import.meta.url, {
     child: { type: 'string' },
   },
 });
-const TIME = Number(values.time);
+const TIME = positiveOf(import.meta.url, 'time', values.time as string);
 
 async function child(spec: string): Promise<void> {
   const [kind, clientsText] = spec.split(':') as [string, string];
@@ -106,9 +106,11 @@ if (values.child !== undefined) {
   await child(values.child);
 } else {
   const designs = (values.designs as string).split(',');
+  const clientCounts = positivesOf(import.meta.url, 'clients', values.clients as string, true);
+  const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
   for (const kind of (values.only as string).split(',')) {
-    for (const clients of (values.clients as string).split(',').map(Number)) {
-      for (let r = 0; r < Number(values.repeat); r++) {
+    for (const clients of clientCounts) {
+      for (let r = 0; r < repeat; r++) {
         for (const d of designs) {
           const res = spawnSync(
             process.execPath,

@@ -17,7 +17,7 @@
  */
 import net from 'node:net';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, positiveOf, positivesOf } from './args.ts';
 import { sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -33,8 +33,10 @@ const { values } = benchArgs(import.meta.url, {
     sysbench: { type: 'boolean', default: false },
   },
 });
-const TIME = Number(values.time);
-const SIZE = Number(values['table-size']);
+const TIME = positiveOf(import.meta.url, 'time', values.time as string);
+const SIZE = positiveOf(import.meta.url, 'table-size', values['table-size'] as string);
+const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients as string, true);
+const REPEAT = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const ONREAD = values.reads !== 'data';
 
 /** One connection of the loop: what it sends per query, and how it recognises the end of a reply. */
@@ -310,12 +312,12 @@ console.log(
     ...(values.sysbench ? ['sysbench q/s', 'sysbench µs/q', 'ratio'] : []),
   ].join('\t'),
 );
-for (const n of (values.clients as string).split(',').map(Number)) {
+for (const n of CLIENTS) {
   for (const server of servers) {
     const url = server === 'mysql' ? (values.mysql as string) : (values.pg as string);
     const ours: { qps: number; usPerQuery: number }[] = [];
     const peer: { qps: number; usPerQuery: number }[] = [];
-    for (let i = 0; i < Number(values.repeat); i++) {
+    for (let i = 0; i < REPEAT; i++) {
       ours.push(await floor(url, n));
       if (values.sysbench) {
         const r = sysbenchRun('oltp_point_select', url, n, SIZE, TIME);

@@ -8,7 +8,7 @@
  * event loop; a native call such as `writeBuffer` also counts the time the thread was preempted inside it.
  */
 import { readFileSync } from 'node:fs';
-import { benchArgs } from './args.ts';
+import { benchArgs, positiveOf } from './args.ts';
 
 interface ProfileNode {
   id: number;
@@ -24,6 +24,7 @@ const { values, positionals } = benchArgs(import.meta.url, {
   options: { top: { type: 'string', default: '25' } },
   allowPositionals: true,
 });
+const TOP = positiveOf(import.meta.url, 'top', values.top as string);
 if (positionals.length === 0) {
   console.error('usage: node --import tsx bench/profile-top.ts [--top N] FILE.cpuprofile…');
   process.exit(2);
@@ -44,6 +45,6 @@ for (const file of positionals) {
     self.set(key, (self.get(key) ?? 0) + t);
   }
   console.log(`== ${file}: ${(total / 1000).toFixed(0)} ms sampled`);
-  const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
+  const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP);
   for (const [key, t] of rows) console.log(`${((100 * t) / total).toFixed(1).padStart(5)}%  ${key}`);
 }

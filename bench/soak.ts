@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs, namesOf } from './args.ts';
+import { benchArgs, namesOf, positiveOf } from './args.ts';
 import { cliSql, ensureSbtest } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -40,6 +40,12 @@ const { values } = benchArgs(import.meta.url, {
 const URL_ = values.db as string;
 const target = parseTarget(URL_);
 const only = namesOf(import.meta.url, 'only', values.only as string, ['big', 'long']);
+const positive = (option: string): number =>
+  positiveOf(import.meta.url, option, values[option as keyof typeof values] as string);
+const TIME = positive('time');
+const BIG_TIME = positive('big-time');
+const BIG_CLIENTS = positive('big-clients');
+const CLIENTS = positive('clients');
 
 function rssMb(pid: number): number {
   try {
@@ -137,7 +143,7 @@ function report(s: Soak): void {
 
 ensureSbtest(target, 100_000);
 if (only.has('big')) {
-  const big = Number(values['big-clients']);
+  const big = BIG_CLIENTS;
   let restore: string | undefined;
   if (target.driver === 'mysql') {
     const cur = Number(cliSql(target, 'SELECT @@GLOBAL.max_connections', ''));
@@ -148,9 +154,9 @@ if (only.has('big')) {
     }
   }
   try {
-    report(await soak(big, Number(values['big-time'])));
+    report(await soak(big, BIG_TIME));
   } finally {
     if (restore !== undefined) cliSql(target, `SET GLOBAL max_connections = ${restore}`, '');
   }
 }
-if (only.has('long')) report(await soak(Number(values.clients), Number(values.time)));
+if (only.has('long')) report(await soak(CLIENTS, TIME));

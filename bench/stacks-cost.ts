@@ -14,21 +14,30 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import type { CodeProfile } from '../src/report/stacks-text.ts';
+import { benchArgs, namesOf, positiveOf } from './args.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? (argv[i + 1] ?? def) : def;
-};
-const db = opt('--db', process.env.DBSMACK_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
-const time = opt('--time', '10');
-const repeat = Number(opt('--repeat', '3'));
-const only = opt('--only', 'stacks,calls').split(',');
-const calls = opt('--calls', db.startsWith('postgres') ? 'ExecInitIndexScan' : 'open_table');
-const base = ['run', opt('--workload', 'oltp_read_only'), '--db', db, '--clients', opt('--clients', '16')];
+const { values } = benchArgs(import.meta.url, {
+  options: {
+    db: { type: 'string', default: process.env.DBSMACK_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test' },
+    workload: { type: 'string', default: 'oltp_read_only' },
+    clients: { type: 'string', default: '16' },
+    time: { type: 'string', default: '10' },
+    repeat: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'stacks,calls' },
+    calls: { type: 'string' },
+  },
+});
+const db = values.db as string;
+const time = String(positiveOf(import.meta.url, 'time', values.time as string));
+const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
+const clients = String(positiveOf(import.meta.url, 'clients', values.clients as string));
+const only = namesOf(import.meta.url, 'only', values.only as string, ['stacks', 'calls']);
+const calls = values.calls ?? (db.startsWith('postgres') ? 'ExecInitIndexScan' : 'open_table');
+const base = ['run', values.workload as string, '--db', db, '--clients', clients];
 base.push('--time', time, '--profile', '--format', 'json', '--quiet', '--no-history');
 
 const arms: Record<string, string[]> = {
@@ -52,16 +61,9 @@ function sessionCpu(r: RunResult & { profile?: CodeProfile }): number {
   return r.totals.queries > 0 ? (cpuS * 1e6) / r.totals.queries : Number.NaN;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
-};
-
 process.stdout.write(`dbsmack ${base.join(' ')}\n${repeat} pairs per arm, without then with\n\n`);
 for (const name of only) {
-  const extra = arms[name];
-  if (extra === undefined) throw new Error(`--only: unknown arm ${name} (stacks, calls)`);
+  const extra = arms[name] as string[]; // namesOf let only these names through
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
   for (let i = 0; i < repeat; i++) {

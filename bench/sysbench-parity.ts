@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
-import { benchArgs } from './args.ts';
+import { benchArgs, positiveOf, positivesOf } from './args.ts';
 import { dbsmackRunArgs, ensureDatabase } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -29,7 +29,9 @@ const { values } = benchArgs(import.meta.url, {
 
 const time = values.time as string;
 const size = values['table-size'] as string;
-const threads = (values.threads as string).split(',').map((s) => Number(s.trim()));
+const threads = positivesOf(import.meta.url, 'threads', values.threads as string, true);
+positiveOf(import.meta.url, 'time', time);
+positiveOf(import.meta.url, 'table-size', size);
 
 function sysbench(workload: string, url: string, args: string[], cmd: string): string {
   const r = spawnSync('sysbench', [workload, ...sysbenchDbArgs(parseTarget(url)), ...args, cmd], {

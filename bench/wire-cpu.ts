@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs, namesOf } from './args.ts';
+import { benchArgs, namesOf, positiveOf } from './args.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -24,7 +24,8 @@ const { values } = benchArgs(import.meta.url, {
     only: { type: 'string', default: 'mysql,postgres' },
   },
 });
-const N = Number(values.n);
+const N = positiveOf(import.meta.url, 'n', values.n as string);
+const REPEAT = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const ROOT = values.root as string;
 
 type Internals = {
@@ -78,7 +79,7 @@ async function measure(name: string, url: string, sql: string, reply: Buffer, pg
   c.socket.write = () => true;
   const rb = pg ? Buffer.allocUnsafe(64 * 1024) : (c.rb as Buffer);
   const out: number[] = [];
-  for (let r = 0; r < Number(values.repeat); r++) {
+  for (let r = 0; r < REPEAT; r++) {
     const t0 = process.cpuUsage();
     for (let i = 0; i < N; i++) {
       const p = stmt.run([(i % 100000) + 1]);

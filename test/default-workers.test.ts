@@ -32,23 +32,23 @@ test('default workers: one per SQLite client up to a bound, one per two cores (a
 
 test('many PostgreSQL clients on the native core: one load thread with the shared I/O thread, where two would be the default', (t) => {
   for (const cores of [2, 3, 4, 5]) {
-    assert.equal(defaultWorkers('postgres', 16, cores, big, true), 1, `${cores} cores`);
+    assert.equal(defaultWorkers('postgres', 8, cores, big, true), 1, `${cores} cores`);
     assert.equal(defaultWorkers('postgres', 500, cores, big, true), 1, `${cores} cores`);
-    assert.equal(defaultWorkers('postgres', 15, cores, big, true), 2, `${cores} cores, 15 clients`);
+    assert.equal(defaultWorkers('postgres', 7, cores, big, true), 2, `${cores} cores, 7 clients`);
     assert.equal(defaultWorkers('postgres', 64, cores, big, false), 2, `${cores} cores, no shared thread`);
   }
   // more cores: the load threads their default gives (the shared thread was measured on two)
   assert.equal(defaultWorkers('postgres', 64, 8, big, true), 4);
   assert.equal(defaultWorkers('postgres', 64, 1, big, true), 1);
-  // the load thread's design follows: 4 where it holds all of 16 or more PostgreSQL clients
+  // the load thread's design follows: 4 where it holds all of 8 or more PostgreSQL clients
   const saved = process.env.DBSMACK_NATIVE_DESIGN;
   t.after(() => {
     if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
     else process.env.DBSMACK_NATIVE_DESIGN = saved;
   });
   delete process.env.DBSMACK_NATIVE_DESIGN;
-  assert.equal(loadDesign('postgres', 16, true), sharedIoSupported ? 4 : 3);
-  assert.equal(loadDesign('postgres', 15, true), 3);
+  assert.equal(loadDesign('postgres', 8, true), sharedIoSupported ? 4 : 3);
+  assert.equal(loadDesign('postgres', 7, true), 3);
   assert.equal(loadDesign('postgres', 32, false), 3, 'a share of the clients: two load threads');
   assert.equal(loadDesign('mysql', 32, true), 3);
   assert.equal(loadDesign('sqlite', 32, true), 3);

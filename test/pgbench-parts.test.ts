@@ -27,12 +27,12 @@ test('the options are read by long name: the last value wins, repeated ones keep
 
 test('benchmark settings: clients, jobs, -T or -t, rate and the workload options as pgbench means them', () => {
   const b = benchSettings(
-    options('-c', '8', '-j', '2', '-T', '5', '-S', '-R', '100', '-M', 'prepared'),
+    options('-c', '6', '-j', '2', '-T', '5', '-S', '-R', '100', '-M', 'prepared'),
     PG,
     10,
     0,
   );
-  assert.equal(b.ro.clients, 8);
+  assert.equal(b.ro.clients, 6);
   assert.equal(b.ro.workers, 2);
   assert.equal(b.ro.time, 5);
   assert.equal(b.duration, 5);
@@ -61,7 +61,7 @@ test('-j: one load worker per job, but -j 2 with many PostgreSQL clients is one 
     benchSettings(options(...argv), target, 10, 0).ro.workers;
   const n = String(SHARED_IO_MIN_CLIENTS);
   // what does not depend on the native core
-  assert.equal(workers(PG, '-c', '8', '-j', '2'), 2);
+  assert.equal(workers(PG, '-c', '4', '-j', '2'), 2);
   assert.equal(workers(PG, '-c', '3', '-j', '8'), 3); // at most one per client
   assert.equal(workers(parseTarget('sqlite::memory:'), '-c', '4', '-j', '2'), 4); // SQLite: one per client
   assert.equal(workers(parseTarget('postgres://root@127.0.0.1/bench?io=js'), '-c', n, '-j', '2'), 2);

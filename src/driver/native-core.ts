@@ -219,10 +219,16 @@ export function askedDesign(): number | undefined {
  * `pgbenchWorkers`). Measured on a 2-core machine against the two load threads of design 3 (README,
  * Performance, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in rate mode at 64, less CPU a query and
  * less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead in one
- * run, in another the point select costlier). MySQL keeps two load threads: MariaDB's figures were worse with
- * one.
+ * run, in another the point select costlier). At 8 again on a third (2026-12-06, bench/peers --time 8
+ * --clients 8 --only postgres,pgbench --variant "" --variant "DBSMACK_NATIVE_DESIGN=4 --workers 1", two sets,
+ * 4 and 6 rounds): its q/s 0.96-1.08 of the two threads' (median of each row's rounds: point select 1.00 and
+ * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower in
+ * all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
+ * start-up 0.22-0.42 s against 0.31-0.52 (one V8 isolate fewer), the CPU after start-up lower in five of six.
+ * So from 8. Below 8 unmeasured since the mixed runs: two load threads stay. MySQL keeps two load threads:
+ * MariaDB's figures were worse with one.
  */
-export const SHARED_IO_MIN_CLIENTS = 16;
+export const SHARED_IO_MIN_CLIENTS = 8;
 
 /** Whether the core runs design 4's shared I/O thread here (its hand-over needs x86's store order). */
 export const sharedIoSupported = process.arch === 'x64' || process.arch === 'ia32';

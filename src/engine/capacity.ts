@@ -88,7 +88,8 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * Where those two would be the default and the run has SHARED_IO_MIN_CLIENTS PostgreSQL clients or more on
  * the native core (`sharedIo`: connectors.ts `sharedIoOf`), one load thread whose core runs every second
  * connection's batches on a native I/O thread of its own (design 4) does the second thread's system calls
- * without a second V8 isolate: less CPU a query and start-up at the same or higher throughput (2026-12-05).
+ * without a second V8 isolate: less CPU a query and start-up at the same or higher throughput (2026-12-05;
+ * from 8 clients since 2026-12-06: native-core.ts SHARED_IO_MIN_CLIENTS).
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],

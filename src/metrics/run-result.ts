@@ -271,7 +271,7 @@ export interface RunResult {
    * `connector`: the client of the load connections; `io`: how they did their socket I/O after the
    * handshake (`native`: the native I/O core; `js`: the JavaScript event loop); `shared_io_thread`: the
    * native core ran every second connection's statement batches on an I/O thread of its own, beside the
-   * one load thread (16 or more PostgreSQL clients: native-core.ts `loadDesign`).
+   * one load thread (8 or more PostgreSQL clients: native-core.ts `loadDesign`).
    */
   target: {
     driver: DriverName;

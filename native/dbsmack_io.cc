@@ -67,8 +67,8 @@
 // round, and a thread per connection there wakes once per statement where B's loop collects several.
 // C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
 // So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 up to 24 connections per
-// worker (up to 8 until 2026-12-06, see MYSQL_THREADED); B elsewhere; and a worker's only connection is read
-// by the worker's thread (solo(), below).
+// worker (up to 8 until 2026-12-06, see MYSQL_THREADED), for PostgreSQL at exactly 2 (PG_THREADED, since
+// 2026-12-06); B elsewhere; and a worker's only connection is read by the worker's thread (solo(), below).
 // Against B (when one connection was D), --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 / 1.01 / 1.02,
 // PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 // Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
@@ -1082,6 +1082,18 @@ void ioThread(Conn* c) {
 // A connection whose thread cannot be made (the process's thread limit) runs that batch as in B, and tries
 // again at its next.
 constexpr int MYSQL_THREADED = 24;
+// PostgreSQL: D where a load thread has exactly two connections (4 clients on the default two load threads),
+// B from three up. Measured 2026-12-06 (bench/peers --time 8 --only postgres,pgbench, four rounds a set,
+// --variant "" --variant DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s
+// against B's point select 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S`
+// 1.06 and 1.08, its whole-process CPU a query lower or level in all six (point select 1.07 of sysbench's
+// against B's 1.27); B there had made 0.86-0.87 of sysbench's q/s at 1.12-1.21 of its CPU after start-up,
+// `worse` on both. At 6 clients (three a thread) D 0.98, 0.96, 0.93 at more CPU, as at 8 before (0.82-0.98).
+// A third set with this rule built, against B (DBSMACK_NATIVE_DESIGN=0), on a noisier hour (the peers'
+// rounds +-3-28%): 1.01, 1.07 (every round; B's CPU a query after start-up 1.08 of pgbench's against 0.99)
+// and 0.97. With two connections B's loop collects few replies a wake-up, and each connection's thread keeps
+// to its backend as sysbench's do; from three, B's collecting wins.
+constexpr int PG_THREADED = 2;
 // Only on x86, whose stores are seen in order by other CPUs: JavaScript reads a batch's results while the
 // batch's thread writes them (complete()'s fence orders the writes; JavaScript's reads are plain loads, which
 // x86 does not reorder with each other). Elsewhere every batch runs as in B.
@@ -1090,7 +1102,7 @@ bool batchOnThread(const Conn* c) {
   const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return c->proto == P_MYSQL && core->live > 1 && core->live <= MYSQL_THREADED;
+  return core->live > 1 && core->live <= (c->proto == P_MYSQL ? MYSQL_THREADED : PG_THREADED);
 #else
   (void)c;
   return false;

@@ -429,7 +429,8 @@ interface BenchSettings {
  * pgbench -S -M prepared` at 32 clients 1.04 of their queries a second at 15.6 against 16.9 µs of CPU a query
  * after start-up (whole process 1.10 against 1.24 of pgbench's), at 16 clients 1.00 at 15.0 against 15.6;
  * the row whose variants were the same run (the TypeScript module, one load thread either way) 0.98-1.00,
- * its CPU within 4%. From 8 clients since 2026-12-06 (native-core.ts SHARED_IO_MIN_CLIENTS); below, two load threads.
+ * its CPU within 4%. From 8 clients since 2026-12-06 (native-core.ts SHARED_IO_MIN_CLIENTS); below, two
+ * load threads.
  */
 export function pgbenchWorkers(jobs: number, clients: number, target: Target): number {
   if (target.driver === 'sqlite') return clients;

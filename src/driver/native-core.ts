@@ -225,8 +225,9 @@ export function askedDesign(): number | undefined {
  * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower in
  * all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
  * start-up 0.22-0.42 s against 0.31-0.52 (one V8 isolate fewer), the CPU after start-up lower in five of six.
- * So from 8. Below 8 unmeasured since the mixed runs: two load threads stay. MySQL keeps two load threads:
- * MariaDB's figures were worse with one.
+ * So from 8. Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
+ * q/s (each reads its one connection with blocking calls), at 4 0.89-1.04: two load threads stay. MySQL keeps
+ * two load threads: MariaDB's figures were worse with one.
  */
 export const SHARED_IO_MIN_CLIENTS = 8;
 

@@ -77,3 +77,8 @@ export function positivesOf(url: string, option: string, value: string, list = f
 export function positiveOf(url: string, option: string, value: string): number {
   return positivesOf(url, option, value)[0] as number;
 }
+
+/** `positiveOf` reading the option from a script's parsed `values` by its name. */
+export function positiveIn(url: string, values: object): (option: string) => number {
+  return (option) => positiveOf(url, option, (values as Record<string, unknown>)[option] as string);
+}

@@ -67,7 +67,7 @@ import { compareSamples } from '../src/analysis/compare.ts';
 import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
-import { benchArgs, namesOf, positiveOf, positivesOf } from './args.ts';
+import { benchArgs, namesOf, positiveIn, positivesOf } from './args.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -101,8 +101,7 @@ const { values } = benchArgs(import.meta.url, {
   },
 });
 
-const positive = (option: string): number =>
-  positiveOf(import.meta.url, option, values[option as keyof typeof values] as string);
+const positive = positiveIn(import.meta.url, values);
 const TIME = positive('time');
 const SIZE = positive('table-size');
 const REPEAT = positive('repeat');

@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
-import { benchArgs, namesOf, positiveOf } from './args.ts';
+import { benchArgs, namesOf, positiveIn } from './args.ts';
 import { cliSql, ensureSbtest } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -40,8 +40,7 @@ const { values } = benchArgs(import.meta.url, {
 const URL_ = values.db as string;
 const target = parseTarget(URL_);
 const only = namesOf(import.meta.url, 'only', values.only as string, ['big', 'long']);
-const positive = (option: string): number =>
-  positiveOf(import.meta.url, option, values[option as keyof typeof values] as string);
+const positive = positiveIn(import.meta.url, values);
 const TIME = positive('time');
 const BIG_TIME = positive('big-time');
 const BIG_CLIENTS = positive('big-clients');

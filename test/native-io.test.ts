@@ -3,7 +3,8 @@
  * same answers from the same statements (counts, affected rows, rows of `all()`, errors and their
  * classification, results spanning many reads, requests queued on one connection), connections killed in
  * flight and idle, the same counts on every kind of workload through the CLI, a PostgreSQL server restarted
- * under a run (a throw-away cluster), statement batches, MariaDB's answers without unchanged column
+ * under a run (a throw-away cluster; at 4 clients, where batches run on their connections' threads, after
+ * its sessions were killed under the same run), statement batches, MariaDB's answers without unchanged column
  * definitions (cache metadata) on both paths, and the JavaScript path with a note when the addon cannot be
  * loaded or is of another build. Without the built addon the native cases are skipped with the reason (and fail under CI=true, which
  * builds it).
@@ -311,6 +312,93 @@ test('native io: a PostgreSQL server restarted under a run is reconnected to, on
       );
     }
   } finally {
+    cluster.stop();
+  }
+});
+
+// PostgreSQL at 4 clients by default: two load threads of two connections each, whose batches run on the
+// connections' own threads (design D, the core's PG_THREADED). The one PostgreSQL case of D by default: its
+// sessions killed under the run, then its server restarted, on a throw-away cluster.
+test("native io (postgres, 4 clients): batches on their connections' threads reconnect after sessions are killed and the server restarts", async (t) => {
+  if (!needNative(t)) return;
+  const cluster = await startPgCluster(t);
+  if (cluster === undefined) return;
+  const url = `${cluster.url('postgres')}&io=native`;
+  const admin = await (await loadDriver('postgres')).connect(parseTarget(url), { connectTimeoutMs: 5000 });
+  let adminOpen = true;
+  try {
+    const { child, done } = startCli(
+      [
+        'run',
+        'select1',
+        '--db',
+        url,
+        '--clients',
+        '4',
+        '--time',
+        '5',
+        '--reconnect-timeout',
+        '30',
+        '--format',
+        'json',
+        '--progress',
+      ],
+      {},
+    );
+    let seen = '';
+    const progress = (second: number): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const look = (): void => {
+          if (seen.includes(`[ ${second}s ]`)) resolve();
+        };
+        child.stderr?.on('data', (d: Buffer) => {
+          seen += d.toString();
+          look();
+        });
+        child.on('close', () => resolve());
+        look();
+      });
+    await progress(1);
+    const pid = child.pid as number;
+    assert.equal(threadsNamed('dbsmack-conn', pid), 4, 'a thread for each connection (design D)');
+    const sessions = async (): Promise<number[]> =>
+      (
+        await admin.all(
+          `SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+        )
+      ).map((r) => Number(r.pid));
+    const first = await sessions();
+    assert.equal(first.length, 4, `the run's sessions: ${first}`);
+    for (const s of first) await admin.query(`SELECT pg_terminate_backend(${s})`);
+    // four new sessions, none of the old
+    await waitFor(
+      'the run to reconnect',
+      async () => {
+        const now = await sessions();
+        return now.length === 4 && now.every((s) => !first.includes(s));
+      },
+      THREAD_WAIT,
+    );
+    await admin.close();
+    adminOpen = false;
+    cluster.restart();
+    const r = await done;
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout) as RunResult;
+    assert.equal(res.target.io, 'native');
+    assert.equal(res.status, 'complete', res.status_reason);
+    // each connection lost twice: killed, then by the restart
+    assert.ok(res.totals.reconnects >= 8, `reconnects ${res.totals.reconnects}`);
+    assert.ok(
+      res.errors.some((e) => e.kind === 'reconnect'),
+      JSON.stringify(res.errors),
+    );
+    batchCounts(res);
+    // the run went on after the restart: its last interval ran statements
+    const last = res.intervals.at(-1);
+    assert.ok((last?.queries ?? 0) > 0, `the last interval: ${JSON.stringify(last)}`);
+  } finally {
+    if (adminOpen) await admin.close();
     cluster.stop();
   }
 });

@@ -2,13 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { waitFor } from './wait.ts';
 
 /**
- * The /proc folders of this process's threads named `comm` (a thread that ends while they are read is left
- * out).
+ * The /proc folders of the threads named `comm` of process `pid` (this one by default; a thread that ends
+ * while they are read is left out).
  */
-function threadDirsNamed(comm: string): string[] {
+function threadDirsNamed(comm: string, pid: number | 'self' = 'self'): string[] {
   const dirs: string[] = [];
-  for (const tid of readdirSync('/proc/self/task')) {
-    const dir = `/proc/self/task/${tid}`;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const dir = `/proc/${pid}/task/${tid}`;
     try {
       if (readFileSync(`${dir}/comm`, 'utf8').trim() === comm) dirs.push(dir);
     } catch {
@@ -33,12 +33,12 @@ export function sharedThreadRunNs(): number {
 }
 
 /**
- * How many of this process's threads have the name `comm`: `dbsmack-conn` are the core's threads of
- * connections whose batches run on a thread of their own (design D), one a connection, made at its first
- * batch and kept until it closes.
+ * How many threads of process `pid` (this one by default) have the name `comm`: `dbsmack-conn` are the core's
+ * threads of connections whose batches run on a thread of their own (design D), one a connection, made at
+ * its first batch and kept until it closes.
  */
-export function threadsNamed(comm: string): number {
-  return threadDirsNamed(comm).length;
+export function threadsNamed(comm: string, pid: number | 'self' = 'self'): number {
+  return threadDirsNamed(comm, pid).length;
 }
 
 /** sharedThreadRunNs once two readings 20 ms apart agree (the thread asleep); fails after 2 s. */

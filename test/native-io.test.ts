@@ -324,9 +324,9 @@ test("native io (postgres, 4 clients): batches on their connections' threads rec
   const cluster = await startPgCluster(t);
   if (cluster === undefined) return;
   const url = `${cluster.url('postgres')}&io=native`;
-  const admin = await (await loadDriver('postgres')).connect(parseTarget(url), { connectTimeoutMs: 5000 });
-  let adminOpen = true;
+  let admin: Connection | undefined;
   try {
+    admin = await (await loadDriver('postgres')).connect(parseTarget(url), { connectTimeoutMs: 5000 });
     const { child, done } = startCli(
       [
         'run',
@@ -346,30 +346,26 @@ test("native io (postgres, 4 clients): batches on their connections' threads rec
       {},
     );
     let seen = '';
-    const progress = (second: number): Promise<void> =>
-      new Promise<void>((resolve) => {
-        const look = (): void => {
-          if (seen.includes(`[ ${second}s ]`)) resolve();
-        };
-        child.stderr?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          look();
-        });
-        child.on('close', () => resolve());
-        look();
+    await new Promise<void>((resolve) => {
+      child.stderr?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (/\[ 1s \]/.test(seen)) resolve();
       });
-    await progress(1);
+      child.on('close', () => resolve());
+    });
+    assert.equal(child.exitCode, null, `the run ended early: ${seen}`);
     const pid = child.pid as number;
     assert.equal(threadsNamed('dbsmack-conn', pid), 4, 'a thread for each connection (design D)');
+    const db = admin;
     const sessions = async (): Promise<number[]> =>
       (
-        await admin.all(
+        await db.all(
           `SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
         )
       ).map((r) => Number(r.pid));
     const first = await sessions();
     assert.equal(first.length, 4, `the run's sessions: ${first}`);
-    for (const s of first) await admin.query(`SELECT pg_terminate_backend(${s})`);
+    for (const s of first) await db.query(`SELECT pg_terminate_backend(${s})`);
     // four new sessions, none of the old
     await waitFor(
       'the run to reconnect',
@@ -379,8 +375,8 @@ test("native io (postgres, 4 clients): batches on their connections' threads rec
       },
       THREAD_WAIT,
     );
-    await admin.close();
-    adminOpen = false;
+    await db.close();
+    admin = undefined;
     cluster.restart();
     const r = await done;
     assert.equal(r.code, 0, r.stderr);
@@ -399,7 +395,7 @@ test("native io (postgres, 4 clients): batches on their connections' threads rec
     const last = res.intervals.at(-1);
     assert.ok((last?.queries ?? 0) > 0, `the last interval: ${JSON.stringify(last)}`);
   } finally {
-    if (adminOpen) await admin.close();
+    await admin?.close();
     cluster.stop();
   }
 });

@@ -29,7 +29,7 @@ import { startPgCluster } from './helpers/pg-cluster.ts';
 import { need } from './helpers/preconditions.ts';
 import { totalCounts } from './helpers/run-counts.ts';
 import { MYSQL_URL, needServer, PG_URL, TEST_DATABASES } from './helpers/servers.ts';
-import { waitFor } from './helpers/wait.ts';
+import { waitFor, waitForOutput } from './helpers/wait.ts';
 
 /** True when the addon is there; otherwise the test is skipped with the reason (failed under CI=true). */
 const needNative = (t: TestContext): boolean => need(t, nativeUnavailable());
@@ -282,14 +282,7 @@ test('native io: a PostgreSQL server restarted under a run is reconnected to, on
         ],
         {},
       );
-      let seen = '';
-      await new Promise<void>((resolve) => {
-        child.stderr?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          if (/\[ 1s \]/.test(seen)) resolve();
-        });
-        child.on('close', () => resolve());
-      });
+      await waitForOutput(child, /\[ 1s \]/, 'the first progress line of the run');
       cluster.restart();
       const r = await done;
       // (why a run ended partial is its status_reason, past the first 4,000 characters of the JSON)
@@ -345,15 +338,7 @@ test("native io (postgres, 4 clients): batches on their connections' threads rec
       ],
       {},
     );
-    let seen = '';
-    await new Promise<void>((resolve) => {
-      child.stderr?.on('data', (d: Buffer) => {
-        seen += d.toString();
-        if (/\[ 1s \]/.test(seen)) resolve();
-      });
-      child.on('close', () => resolve());
-    });
-    assert.equal(child.exitCode, null, `the run ended early: ${seen}`);
+    await waitForOutput(child, /\[ 1s \]/, 'the first progress line of the run');
     const pid = child.pid as number;
     assert.equal(threadsNamed('dbsmack-conn', pid), 4, 'a thread for each connection (design D)');
     const db = admin;
@@ -1209,14 +1194,7 @@ test('native io: MariaDB sessions killed under a batched run are reconnected to'
       ],
       { env: { DBSMACK_IO: 'native' } },
     );
-    let seen = '';
-    await new Promise<void>((resolve) => {
-      child.stderr?.on('data', (b: Buffer) => {
-        seen += b.toString();
-        if (/\[ 1s \]/.test(seen)) resolve();
-      });
-      child.on('close', () => resolve());
-    });
+    await waitForOutput(child, /\[ 1s \]/, 'the first progress line of the run');
     const sessions = await admin.all(
       `SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()`,
       [TEST_DATABASES.mysql],

@@ -1087,10 +1087,11 @@ void ioThread(Conn* c) {
 // A connection whose thread cannot be made (the process's thread limit) runs that batch as in B, and tries
 // again at its next.
 constexpr int MYSQL_THREADED = 24;
-// PostgreSQL: D where a load thread has exactly two connections (4 clients on the default two load threads),
-// B from three up. Measured 2026-12-06 (bench/peers --time 8 --only postgres,pgbench, four rounds a set,
-// --variant "" --variant DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s
-// against B's point select 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S`
+// PostgreSQL: D where a load thread has exactly two connections (4 clients on two load threads: `--workers 2`,
+// `dbsmack pgbench -c 4 -j 2`; the default since 2026-12-06 gives up to 8 PostgreSQL clients a load thread
+// each, read by solo(): src/driver/native-core.ts SOLO_IO_MAX_CLIENTS), B from three up. Measured 2026-12-06
+// (bench/peers --time 8 --only postgres,pgbench, four rounds a set, --variant "" --variant
+// DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s against B's point select 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S`
 // 1.06 and 1.08, its whole-process CPU a query lower or level in all six (point select 1.07 of sysbench's
 // against B's 1.27); B there had made 0.86-0.87 of sysbench's q/s at 1.12-1.21 of its CPU after start-up,
 // `worse` on both. At 6 clients (three a thread) D 0.98, 0.96, 0.93 at more CPU, as at 8 before (0.82-0.98).

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { loadIoOf, sharedIoOf } from '../src/driver/connectors.ts';
-import { loadDesign, sharedIoSupported } from '../src/driver/native-core.ts';
+import { loadIoOf, sharedIoOf, soloIoOf } from '../src/driver/connectors.ts';
+import { loadDesign, SOLO_IO_MAX_CLIENTS, sharedIoSupported } from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import {
   capacityProblem,
@@ -71,6 +71,45 @@ test('many PostgreSQL clients on the native core: one load thread with the share
   assert.equal(sharedIoOf(pg), sharedIoSupported && loadIoOf(pg) === 'native');
   assert.equal(sharedIoOf({ ...pg, params: { ...pg.params, io: 'js' } }), false);
   assert.equal(sharedIoOf(parseTarget('mysql://root@127.0.0.1/test')), false);
+});
+
+test('a few PostgreSQL clients on the native core: a load thread each, on two cores or more', (t) => {
+  for (const cores of [2, 3, 8, 64]) {
+    for (const clients of [1, 2, 4, SOLO_IO_MAX_CLIENTS])
+      assert.equal(defaultWorkers('postgres', clients, cores, big, true, true), clients, `${cores} cores`);
+    // beyond: the shared I/O thread's one load thread on 2 to 5 cores, else the cores' default
+    assert.equal(
+      defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, cores, big, true, true),
+      defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, cores, big, true),
+    );
+  }
+  assert.equal(defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, 2, big, true, true), 1);
+  // one core keeps its one; without the native core (soloIo false) the default of before
+  assert.equal(defaultWorkers('postgres', 4, 1, big, true, true), 1);
+  assert.equal(defaultWorkers('postgres', 4, 2, big, false, false), 2);
+  // and never more than the memory holds
+  const small: MachineLimits = { cores: 2, totalMemBytes: 4 * WORKER_BYTES, fileLimit: 1024 };
+  assert.equal(defaultWorkers('postgres', 8, 2, small, true, true), maxWorkers(small));
+  // which targets: PostgreSQL on the native core, unless DBSMACK_NATIVE_DESIGN names another design than 3
+  const saved = process.env.DBSMACK_NATIVE_DESIGN;
+  t.after(() => {
+    if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
+    else process.env.DBSMACK_NATIVE_DESIGN = saved;
+  });
+  delete process.env.DBSMACK_NATIVE_DESIGN;
+  const pg = parseTarget('postgres://root@127.0.0.1/test');
+  assert.equal(soloIoOf(pg), loadIoOf(pg) === 'native');
+  assert.equal(soloIoOf({ ...pg, params: { ...pg.params, io: 'js' } }), false);
+  assert.equal(soloIoOf(parseTarget('mysql://root@127.0.0.1/test')), false);
+  for (const [asked, solo] of [
+    ['3', true],
+    ['4', false],
+    ['0', false],
+    ['2', false],
+  ] as const) {
+    process.env.DBSMACK_NATIVE_DESIGN = asked;
+    assert.equal(soloIoOf(pg), solo && loadIoOf(pg) === 'native', `DBSMACK_NATIVE_DESIGN=${asked}`);
+  }
 });
 
 test('the default stays bounded on every driver: 5000 SQLite clients share a few threads', () => {

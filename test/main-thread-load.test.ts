@@ -105,8 +105,8 @@ test("many PostgreSQL clients: one load thread by default, every second connecti
   }
   const own = await ownDatabase(t, 'postgres', 'mainthr_shared');
   if (!own) return;
-  // the CLI: 16 clients get one load thread where two would be the default (2 to 5 cores), 4 get two, and
-  // DBSMACK_NATIVE_DESIGN=3 (no shared thread) keeps two
+  // the CLI: 16 clients get one load thread where two would be the default (2 to 5 cores), 4 get one each
+  // (SOLO_IO_MAX_CLIENTS), and DBSMACK_NATIVE_DESIGN=3 (no shared thread) keeps two
   const one = defaultWorkers('postgres', 16, undefined, undefined, true);
   const two = defaultWorkers('postgres', 16);
   const run = ['run', 'select1', '--db', own.url, '--events', '3000'];
@@ -116,7 +116,7 @@ test("many PostgreSQL clients: one load thread by default, every second connecti
   assert.equal(many.totals.events, 3000);
   assert.equal(many.totals.errors, 0);
   const four = await runJson([...run, '--clients', '4']);
-  assert.equal(four.workers, defaultWorkers('postgres', 4));
+  assert.equal(four.workers, defaultWorkers('postgres', 4, undefined, undefined, true, true));
   assert.equal(four.target.shared_io_thread, undefined);
   const asked = await runJson([...run, '--clients', '16'], { DBSMACK_NATIVE_DESIGN: '3' });
   assert.equal(asked.workers, two);

@@ -309,81 +309,98 @@ test('native io: a PostgreSQL server restarted under a run is reconnected to, on
   }
 });
 
-// PostgreSQL at 4 clients by default: two load threads of two connections each, whose batches run on the
-// connections' own threads (design D, the core's PG_THREADED). The one PostgreSQL case of D by default: its
-// sessions killed under the run, then its server restarted, on a throw-away cluster.
-test("native io (postgres, 4 clients): batches on their connections' threads reconnect after sessions are killed and the server restarts", async (t) => {
-  if (!needNative(t)) return;
-  const cluster = await startPgCluster(t);
-  if (cluster === undefined) return;
-  const url = `${cluster.url('postgres')}&io=native`;
-  let admin: Connection | undefined;
-  try {
-    admin = await (await loadDriver('postgres')).connect(parseTarget(url), { connectTimeoutMs: 5000 });
-    const { child, done } = startCli(
-      [
-        'run',
-        'select1',
-        '--db',
-        url,
-        '--clients',
-        '4',
-        '--time',
-        '6',
-        '--reconnect-timeout',
-        '30',
-        '--format',
-        'json',
-        '--progress',
-      ],
-      {},
-    );
-    await waitForOutput(child, /\[ 1s \]/, 'the first progress line of the run');
-    const pid = child.pid as number;
-    assert.equal(threadsNamed('dbsmack-conn', pid), 4, 'a thread for each connection (design D)');
-    const db = admin;
-    const sessions = async (): Promise<number[]> =>
-      (
-        await db.all(
-          `SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
-        )
-      ).map((r) => Number(r.pid));
-    const first = await sessions();
-    assert.equal(first.length, 4, `the run's sessions: ${first}`);
-    for (const s of first) await db.query(`SELECT pg_terminate_backend(${s})`);
-    // four new sessions, none of the old
-    await waitFor(
-      'the run to reconnect',
-      async () => {
-        const now = await sessions();
-        return now.length === 4 && now.every((s) => !first.includes(s));
-      },
-      THREAD_WAIT,
-    );
-    await db.close();
-    admin = undefined;
-    cluster.restart();
-    const r = await done;
-    assert.equal(r.code, 0, r.stderr);
-    const res = JSON.parse(r.stdout) as RunResult;
-    assert.equal(res.target.io, 'native');
-    assert.equal(res.status, 'complete', res.status_reason);
-    // each connection lost twice: killed, then by the restart
-    assert.ok(res.totals.reconnects >= 8, `reconnects ${res.totals.reconnects}`);
-    assert.ok(
-      res.errors.some((e) => e.kind === 'reconnect'),
-      JSON.stringify(res.errors),
-    );
-    batchCounts(res);
-    // the run went on after the restart (about 2 s in, done in well under a second on the throw-away
-    // cluster; the run lasts 6 s): its last interval ran statements
-    const last = res.intervals.at(-1);
-    assert.ok((last?.queries ?? 0) > 0, `the last interval: ${JSON.stringify(last)}`);
-  } finally {
-    await admin?.close();
-    cluster.stop();
-  }
-});
+// PostgreSQL at 4 clients, in the two layouts of few clients: by default a load thread each, reading its one
+// connection with blocking calls (solo(), native-core.ts SOLO_IO_MAX_CLIENTS), and with --workers 2 two load
+// threads of two connections each, whose batches run on the connections' own threads (design D, the core's
+// PG_THREADED; `dbsmack pgbench -c 4 -j 2` too). Sessions killed under the run, then the server restarted,
+// on a throw-away cluster.
+for (const layout of [
+  { name: 'a load thread each', options: [] as string[], workers: 4, connThreads: 0 },
+  {
+    name: "two load threads, batches on their connections' threads",
+    options: ['--workers', '2'],
+    workers: 2,
+    connThreads: 4,
+  },
+])
+  test(`native io (postgres, 4 clients, ${layout.name}): reconnects after sessions are killed and the server restarts`, async (t) => {
+    if (!needNative(t)) return;
+    const cluster = await startPgCluster(t);
+    if (cluster === undefined) return;
+    const url = `${cluster.url('postgres')}&io=native`;
+    let admin: Connection | undefined;
+    try {
+      admin = await (await loadDriver('postgres')).connect(parseTarget(url), { connectTimeoutMs: 5000 });
+      const { child, done } = startCli(
+        [
+          'run',
+          'select1',
+          '--db',
+          url,
+          '--clients',
+          '4',
+          '--time',
+          '6',
+          '--reconnect-timeout',
+          '30',
+          '--format',
+          'json',
+          '--progress',
+          ...layout.options,
+        ],
+        {},
+      );
+      await waitForOutput(child, /\[ 1s \]/, 'the first progress line of the run');
+      const pid = child.pid as number;
+      assert.equal(
+        threadsNamed('dbsmack-conn', pid),
+        layout.connThreads,
+        'threads of connections (design D)',
+      );
+      const db = admin;
+      const sessions = async (): Promise<number[]> =>
+        (
+          await db.all(
+            `SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+          )
+        ).map((r) => Number(r.pid));
+      const first = await sessions();
+      assert.equal(first.length, 4, `the run's sessions: ${first}`);
+      for (const s of first) await db.query(`SELECT pg_terminate_backend(${s})`);
+      // four new sessions, none of the old
+      await waitFor(
+        'the run to reconnect',
+        async () => {
+          const now = await sessions();
+          return now.length === 4 && now.every((s) => !first.includes(s));
+        },
+        THREAD_WAIT,
+      );
+      await db.close();
+      admin = undefined;
+      cluster.restart();
+      const r = await done;
+      assert.equal(r.code, 0, r.stderr);
+      const res = JSON.parse(r.stdout) as RunResult;
+      assert.equal(res.target.io, 'native');
+      assert.equal(res.workers, layout.workers);
+      assert.equal(res.status, 'complete', res.status_reason);
+      // each connection lost twice: killed, then by the restart
+      assert.ok(res.totals.reconnects >= 8, `reconnects ${res.totals.reconnects}`);
+      assert.ok(
+        res.errors.some((e) => e.kind === 'reconnect'),
+        JSON.stringify(res.errors),
+      );
+      batchCounts(res);
+      // the run went on after the restart (about 2 s in, done in well under a second on the throw-away
+      // cluster; the run lasts 6 s): its last interval ran statements
+      const last = res.intervals.at(-1);
+      assert.ok((last?.queries ?? 0) > 0, `the last interval: ${JSON.stringify(last)}`);
+    } finally {
+      await admin?.close();
+      cluster.stop();
+    }
+  });
 
 test('native io: without the addon the JavaScript path runs, with a note; ?io= is checked', async (t) => {
   const target = await needServer(t, 'mysql');

@@ -83,6 +83,18 @@ export function loadIoOf(target: Target): IoPath {
 }
 
 /**
+ * Whether a run on this target gives each of a few clients a load thread of its own by default
+ * (capacity.ts `defaultWorkers`, native-core.ts SOLO_IO_MAX_CLIENTS): PostgreSQL on the native core, unless
+ * `DBSMACK_NATIVE_DESIGN` asks for another design than 3 (measuring one).
+ */
+export function soloIoOf(target: Target): boolean {
+  const asked = askedDesign();
+  return (
+    target.driver === 'postgres' && (asked === undefined || asked === 3) && loadIoOf(target) === 'native'
+  );
+}
+
+/**
  * Whether a run on this target may have one load thread with the native core's shared I/O thread in place of
  * a second load thread (capacity.ts `defaultWorkers`, native-core.ts `loadDesign`): PostgreSQL on the native
  * core, on x86, unless `DBSMACK_NATIVE_DESIGN` asks for another design than 4.

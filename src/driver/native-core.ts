@@ -225,11 +225,37 @@ export function askedDesign(): number | undefined {
  * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower in
  * all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
  * start-up 0.22-0.42 s against 0.31-0.52 (one V8 isolate fewer), the CPU after start-up lower in five of six.
- * So from 8. Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
+ * So from 8 (by default from 9 since SOLO_IO_MAX_CLIENTS, below; at 8 with `--workers 1` or `dbsmack pgbench
+ * -c 8 -j 2`). Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
  * q/s (each reads its one connection with blocking calls), at 4 0.89-1.04: two load threads stay. MySQL keeps
  * two load threads: MariaDB's figures were worse with one.
  */
 export const SHARED_IO_MIN_CLIENTS = 8;
+
+/**
+ * Most PostgreSQL clients of a run for which each gets a load thread of its own by default (capacity.ts
+ * `defaultWorkers`; design 3's `solo()`: the thread reads its one connection with blocking calls, as
+ * sysbench's and pgbench's threads do, and nothing hands a batch from one thread to another). Why: a
+ * connection thread that hands its batches to a load thread and back (D) or a load thread's epoll loop over
+ * several connections (B, and design 4 with its shared I/O thread) is woken by another thread of dbsmack's;
+ * the scheduler then moves it, or its backend, to the waker's CPU, and the pair answer each other across
+ * CPUs until it settles again. Measured 2026-12-06 on a 2-core Xeon guest (sysbench 105-125k PostgreSQL
+ * point selects a second at 4 and 8 clients), bench/peers --time 8 --repeat 4 --only postgres,pgbench
+ * --variant "" --variant="--workers N": at 8 clients, three sets, the point select 1.13-1.17 of sysbench
+ * (every round 1.01-1.29) against the default's 0.83, 1.13, 0.88 (rounds 0.75-1.20), the server's CPU a
+ * query 10.1-10.9 µs against sysbench's 11.6-12.9 and the default's 12.5-15.0, cross-CPU wake-ups
+ * 0.00-0.02 a query against 0.00-0.11; the module (`run ./bench/pgbench-select.ts`) 1.02, 1.09, 1.03 of
+ * pgbench -S -M prepared against 0.80, 0.97, 0.94; the CPU a query after start-up at or below the default's
+ * in every row (point select 0.91-0.95 of sysbench's against 0.72-1.14), start-up 0.35-0.48 s against
+ * 0.10-0.15 (an isolate each). At 4 clients (against two load threads with D's connection threads): point
+ * select 1.06 against 1.03, the module 1.04 against 0.63 (the default's rounds 0.46-0.89, its wake-ups
+ * 0.26-0.42 a query). D under one load thread, every connection on its own thread, was 0.82 and 0.92 at
+ * 8 (its batches' hand-offs: with eight times BATCH_MAX it was 1.00). At 16 clients a thread each was 1.10
+ * of sysbench's throughput but 1.09 of its CPU a query after start-up (`worse`), its start-up 0.72 s:
+ * design 4 stays there. MySQL keeps its two load threads (MariaDB's point select at 8 clients was 1.64 of
+ * sysbench's on the same machine).
+ */
+export const SOLO_IO_MAX_CLIENTS = 8;
 
 /** Whether the core runs design 4's shared I/O thread here (its hand-over needs x86's store order). */
 export const sharedIoSupported = process.arch === 'x64' || process.arch === 'ia32';

@@ -7,7 +7,7 @@
 
 import type { ThresholdSpec } from '../analysis/threshold-spec.ts';
 import { ThresholdWatch } from '../analysis/thresholds.ts';
-import { sharedIoOf } from '../driver/connectors.ts';
+import { sharedIoOf, soloIoOf } from '../driver/connectors.ts';
 import type { Target } from '../driver/types.ts';
 import { parseTarget } from '../driver/url.ts';
 import { capacityProblem, defaultWorkers } from '../engine/capacity.ts';
@@ -132,7 +132,9 @@ export function planFrom(o: PlanOptions, target: Target, resolved: PlannedWorklo
  * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
  */
 export function workersFor(given: number | undefined, target: Target, clients: number): number {
-  const workers = given ?? defaultWorkers(target.driver, clients, undefined, undefined, sharedIoOf(target));
+  const workers =
+    given ??
+    defaultWorkers(target.driver, clients, undefined, undefined, sharedIoOf(target), soloIoOf(target));
   const problem = capacityProblem(target.driver, clients, workers);
   if (problem !== undefined) {
     throw new UsageError(

@@ -1088,7 +1088,7 @@ void ioThread(Conn* c) {
 // again at its next.
 constexpr int MYSQL_THREADED = 24;
 // PostgreSQL: D where a load thread has exactly two connections (4 clients on two load threads: `--workers 2`,
-// `dbsmack pgbench -c 4 -j 2`; the default since 2026-12-06 gives up to 8 PostgreSQL clients a load thread
+// `dbsmack pgbench -c 4 -j 2`; the default since 2026-12-06 gives up to 4 PostgreSQL clients a load thread
 // each, read by solo(): src/driver/native-core.ts SOLO_IO_MAX_CLIENTS), B from three up. Measured 2026-12-06
 // (bench/peers --time 8 --only postgres,pgbench, four rounds a set, --variant "" --variant
 // DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s against B's point select 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S`

@@ -75,7 +75,7 @@ test('many PostgreSQL clients on the native core: one load thread with the share
 
 test('a few PostgreSQL clients on the native core: a load thread each, on two cores or more', (t) => {
   for (const cores of [2, 3, 8, 64]) {
-    for (const clients of [1, 2, 4, SOLO_IO_MAX_CLIENTS])
+    for (const clients of [1, 2, 3, SOLO_IO_MAX_CLIENTS])
       assert.equal(defaultWorkers('postgres', clients, cores, big, true, true), clients, `${cores} cores`);
     // beyond: the shared I/O thread's one load thread on 2 to 5 cores, else the cores' default
     assert.equal(
@@ -83,13 +83,14 @@ test('a few PostgreSQL clients on the native core: a load thread each, on two co
       defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, cores, big, true),
     );
   }
-  assert.equal(defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, 2, big, true, true), 1);
+  assert.equal(defaultWorkers('postgres', SOLO_IO_MAX_CLIENTS + 1, 2, big, true, true), 2);
+  assert.equal(defaultWorkers('postgres', 8, 2, big, true, true), 1, 'the shared I/O thread from 8');
   // one core keeps its one; without the native core (soloIo false) the default of before
   assert.equal(defaultWorkers('postgres', 4, 1, big, true, true), 1);
   assert.equal(defaultWorkers('postgres', 4, 2, big, false, false), 2);
   // and never more than the memory holds
   const small: MachineLimits = { cores: 2, totalMemBytes: 4 * WORKER_BYTES, fileLimit: 1024 };
-  assert.equal(defaultWorkers('postgres', 8, 2, small, true, true), maxWorkers(small));
+  assert.equal(defaultWorkers('postgres', 4, 2, small, true, true), maxWorkers(small));
   // which targets: PostgreSQL on the native core, unless DBSMACK_NATIVE_DESIGN names another design than 3
   const saved = process.env.DBSMACK_NATIVE_DESIGN;
   t.after(() => {

@@ -225,8 +225,7 @@ export function askedDesign(): number | undefined {
  * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower in
  * all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
  * start-up 0.22-0.42 s against 0.31-0.52 (one V8 isolate fewer), the CPU after start-up lower in five of six.
- * So from 8 (by default from 9 since SOLO_IO_MAX_CLIENTS, below; at 8 with `--workers 1` or `dbsmack pgbench
- * -c 8 -j 2`). Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
+ * So from 8. Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
  * q/s (each reads its one connection with blocking calls), at 4 0.89-1.04: two load threads stay. MySQL keeps
  * two load threads: MariaDB's figures were worse with one.
  */
@@ -240,22 +239,25 @@ export const SHARED_IO_MIN_CLIENTS = 8;
  * several connections (B, and design 4 with its shared I/O thread) is woken by another thread of dbsmack's;
  * the scheduler then moves it, or its backend, to the waker's CPU, and the pair answer each other across
  * CPUs until it settles again. Measured 2026-12-06 on a 2-core Xeon guest (sysbench 105-125k PostgreSQL
- * point selects a second at 4 and 8 clients), bench/peers --time 8 --repeat 4 --only postgres,pgbench
- * --variant "" --variant="--workers N": at 8 clients, three sets, the point select 1.13-1.17 of sysbench
- * (every round 1.01-1.29) against the default's 0.83, 1.13, 0.88 (rounds 0.75-1.20), the server's CPU a
- * query 10.1-10.9 µs against sysbench's 11.6-12.9 and the default's 12.5-15.0, cross-CPU wake-ups
- * 0.00-0.02 a query against 0.00-0.11; the module (`run ./bench/pgbench-select.ts`) 1.02, 1.09, 1.03 of
- * pgbench -S -M prepared against 0.80, 0.97, 0.94; the CPU a query after start-up at or below the default's
- * in every row (point select 0.91-0.95 of sysbench's against 0.72-1.14), start-up 0.35-0.48 s against
- * 0.10-0.15 (an isolate each). At 4 clients (against two load threads with D's connection threads): point
- * select 1.06 against 1.03, the module 1.04 against 0.63 (the default's rounds 0.46-0.89, its wake-ups
- * 0.26-0.42 a query). D under one load thread, every connection on its own thread, was 0.82 and 0.92 at
- * 8 (its batches' hand-offs: with eight times BATCH_MAX it was 1.00). At 16 clients a thread each was 1.10
- * of sysbench's throughput but 1.09 of its CPU a query after start-up (`worse`), its start-up 0.72 s:
- * design 4 stays there. MySQL keeps its two load threads (MariaDB's point select at 8 clients was 1.64 of
- * sysbench's on the same machine).
+ * point selects a second at 4 and 8 clients), bench/peers --time 8 --repeat 3-4 --only postgres,pgbench
+ * --variant "" --variant="--workers N", against the layout of before: at 4 clients (two load threads, D's
+ * connection threads) in two sets the point select 1.06 and 1.01 of sysbench's q/s against 1.03 and 0.75,
+ * the module (`run ./bench/pgbench-select.ts`) 1.04 and 0.97 of pgbench -S -M prepared against 0.63 and 0.50
+ * (the old layout's rounds 0.43-0.96, 0.26-0.42 cross-CPU wake-ups a query against 0.00-0.01), its CPU a
+ * query after start-up 0.94-1.17 of the peer's against 0.94-2.44; oltp_read_write by hand (15 s, two pairs)
+ * 1.07-1.17 of the old layout's q/s at 0.85-1.10 of its CPU a query. Start-up 0.20-0.29 s against
+ * 0.13-0.20. At 8 clients a thread each did better on single statements (point select 1.02-1.17 of sysbench
+ * in four sets, the old layout, one load thread with the shared I/O thread, 0.83-1.13; the module 1.00-1.09
+ * against 0.80-0.97) but not on transactions, whose statements each wake their thread where the one loop
+ * collects several replies a wake-up: oltp_read_write 0.96 of sysbench's q/s at 1.24 of its CPU a query
+ * after start-up (`worse`) against 1.01 at 0.94 (`better`), oltp_read_only 0.97 at 1.19 against 0.91 at 1.09;
+ * by hand 20 s runs, 13.4-13.8 µs a query against 9.0-9.8; start-up 0.35-0.48 s, 160 MB resident against
+ * 68. So 4. (D under one load thread, every connection on its own thread, was 0.82 and 0.92 of sysbench at
+ * 8: its batches' hand-offs; with eight times BATCH_MAX 1.00. At 16 a thread each made 1.10 of sysbench's
+ * q/s at 1.09 of its CPU, 1.37 on the module.) MySQL keeps its two load threads (MariaDB's point select at 8
+ * clients was 1.64 of sysbench's on the same machine).
  */
-export const SOLO_IO_MAX_CLIENTS = 8;
+export const SOLO_IO_MAX_CLIENTS = 4;
 
 /** Whether the core runs design 4's shared I/O thread here (its hand-over needs x86's store order). */
 export const sharedIoSupported = process.arch === 'x64' || process.arch === 'ia32';

@@ -89,10 +89,10 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * the native core (`sharedIo`: connectors.ts `sharedIoOf`), one load thread whose core runs every second
  * connection's batches on a native I/O thread of its own (design 4) does the second thread's system calls
  * without a second V8 isolate: less CPU a query and start-up at the same or higher throughput (2026-12-05;
- * from 8 clients since 2026-12-06: native-core.ts SHARED_IO_MIN_CLIENTS). Up to SOLO_IO_MAX_CLIENTS
+ * from 8 clients since 2026-12-06: native-core.ts SHARED_IO_MIN_CLIENTS). Up to SOLO_IO_MAX_CLIENTS (4)
  * PostgreSQL clients on the native core (`soloIo`: connectors.ts `soloIoOf`) on two cores or more, a load
  * thread each, which reads its one connection as sysbench's threads do: more throughput at less server CPU
- * a query than either of the above there (native-core.ts SOLO_IO_MAX_CLIENTS, 2026-12-06).
+ * a query than two load threads there (native-core.ts SOLO_IO_MAX_CLIENTS, 2026-12-06).
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],

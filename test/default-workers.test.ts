@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { loadIoOf, sharedIoOf, soloIoOf } from '../src/driver/connectors.ts';
 import { loadDesign, SOLO_IO_MAX_CLIENTS, sharedIoSupported } from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
@@ -18,6 +18,16 @@ import { needFile } from './helpers/preconditions.ts';
 
 const GiB = 2 ** 30;
 const big: MachineLimits = { cores: 2, totalMemBytes: 24 * GiB, fileLimit: 20000 };
+
+/** DBSMACK_NATIVE_DESIGN unset for the rest of the test (the test sets it as it goes), put back after it. */
+function designUnset(t: TestContext): void {
+  const saved = process.env.DBSMACK_NATIVE_DESIGN;
+  t.after(() => {
+    if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
+    else process.env.DBSMACK_NATIVE_DESIGN = saved;
+  });
+  delete process.env.DBSMACK_NATIVE_DESIGN;
+}
 
 test('default workers: one per SQLite client up to a bound, one per two cores (at least two) for network clients, never more than clients', () => {
   assert.equal(defaultWorkers('sqlite', 4, 2), 4);
@@ -41,12 +51,7 @@ test('many PostgreSQL clients on the native core: one load thread with the share
   assert.equal(defaultWorkers('postgres', 64, 8, big, true), 4);
   assert.equal(defaultWorkers('postgres', 64, 1, big, true), 1);
   // the load thread's design follows: 4 where it holds all of 8 or more PostgreSQL clients
-  const saved = process.env.DBSMACK_NATIVE_DESIGN;
-  t.after(() => {
-    if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
-    else process.env.DBSMACK_NATIVE_DESIGN = saved;
-  });
-  delete process.env.DBSMACK_NATIVE_DESIGN;
+  designUnset(t);
   assert.equal(loadDesign('postgres', 8, true), sharedIoSupported ? 4 : 3);
   assert.equal(loadDesign('postgres', 7, true), 3);
   assert.equal(loadDesign('postgres', 32, false), 3, 'a share of the clients: two load threads');
@@ -92,12 +97,7 @@ test('a few PostgreSQL clients on the native core: a load thread each, on two co
   const small: MachineLimits = { cores: 2, totalMemBytes: 4 * WORKER_BYTES, fileLimit: 1024 };
   assert.equal(defaultWorkers('postgres', 4, 2, small, true, true), maxWorkers(small));
   // which targets: PostgreSQL on the native core, unless DBSMACK_NATIVE_DESIGN names another design than 3
-  const saved = process.env.DBSMACK_NATIVE_DESIGN;
-  t.after(() => {
-    if (saved === undefined) delete process.env.DBSMACK_NATIVE_DESIGN;
-    else process.env.DBSMACK_NATIVE_DESIGN = saved;
-  });
-  delete process.env.DBSMACK_NATIVE_DESIGN;
+  designUnset(t);
   const pg = parseTarget('postgres://root@127.0.0.1/test');
   assert.equal(soloIoOf(pg), loadIoOf(pg) === 'native');
   assert.equal(soloIoOf({ ...pg, params: { ...pg.params, io: 'js' } }), false);

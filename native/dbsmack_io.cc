@@ -1091,10 +1091,11 @@ constexpr int MYSQL_THREADED = 24;
 // `dbsmack pgbench -c 4 -j 2`; the default since 2026-12-06 gives up to 4 PostgreSQL clients a load thread
 // each, read by solo(): src/driver/native-core.ts SOLO_IO_MAX_CLIENTS), B from three up. Measured 2026-12-06
 // (bench/peers --time 8 --only postgres,pgbench, four rounds a set, --variant "" --variant
-// DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s against B's point select 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S`
-// 1.06 and 1.08, its whole-process CPU a query lower or level in all six (point select 1.07 of sysbench's
-// against B's 1.27); B there had made 0.86-0.87 of sysbench's q/s at 1.12-1.21 of its CPU after start-up,
-// `worse` on both. At 6 clients (three a thread) D 0.98, 0.96, 0.93 at more CPU, as at 8 before (0.82-0.98).
+// DBSMACK_NATIVE_DESIGN=2, D everywhere, against B): at 4 clients, two sets, D's q/s against B's point select
+// 1.15 and 1.00 (rounds 0.96-1.35), the module 1.00 and 1.03, `dbsmack pgbench -S` 1.06 and 1.08, its
+// whole-process CPU a query lower or level in all six (point select 1.07 of sysbench's against B's 1.27); B
+// there had made 0.86-0.87 of sysbench's q/s at 1.12-1.21 of its CPU after start-up, `worse` on both. At 6
+// clients (three a thread) D 0.98, 0.96, 0.93 at more CPU, as at 8 before (0.82-0.98).
 // A third set with this rule built, against B (DBSMACK_NATIVE_DESIGN=0), on a noisier hour (the peers'
 // rounds +-3-28%): 1.01, 1.07 (every round; B's CPU a query after start-up 1.08 of pgbench's against 0.99)
 // and 0.97. With two connections B's loop collects few replies a wake-up, and each connection's thread keeps

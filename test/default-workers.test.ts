@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { resolveWorkload } from '../src/cli/run.ts';
 import { loadIoOf, sharedIoOf, soloIoOf } from '../src/driver/connectors.ts';
-import { loadDesign, SOLO_IO_MAX_CLIENTS, sharedIoSupported } from '../src/driver/native-core.ts';
+import {
+  loadDesign,
+  SOLO_IO_MAX_CLIENTS,
+  SOLO_IO_READS_MAX_CLIENTS,
+  sharedIoSupported,
+} from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import {
   capacityProblem,
@@ -13,6 +20,7 @@ import {
   SQLITE_WORKERS_PER_CORE,
   WORKER_BYTES,
 } from '../src/engine/engine.ts';
+import { readsOnly } from '../src/run/plan.ts';
 import { BIN, runCli, tmpDir } from './helpers/cli.ts';
 import { needFile } from './helpers/preconditions.ts';
 
@@ -111,6 +119,61 @@ test('a few PostgreSQL clients on the native core: a load thread each, on two co
     process.env.DBSMACK_NATIVE_DESIGN = asked;
     assert.equal(soloIoOf(pg), solo && loadIoOf(pg) === 'native', `DBSMACK_NATIVE_DESIGN=${asked}`);
   }
+});
+
+test('PostgreSQL clients that only read: a load thread each up to a higher bound', () => {
+  assert.ok(SOLO_IO_READS_MAX_CLIENTS > SOLO_IO_MAX_CLIENTS);
+  for (const cores of [2, 3, 8]) {
+    for (let clients = 1; clients <= SOLO_IO_READS_MAX_CLIENTS; clients++)
+      assert.equal(defaultWorkers('postgres', clients, cores, big, true, true, true), clients, `${clients}`);
+    // beyond: what the clients would get if they wrote
+    assert.equal(
+      defaultWorkers('postgres', SOLO_IO_READS_MAX_CLIENTS + 1, cores, big, true, true, true),
+      defaultWorkers('postgres', SOLO_IO_READS_MAX_CLIENTS + 1, cores, big, true, true, false),
+    );
+  }
+  // the same clients that may write keep the shared loop; one core, or no native core, keeps its default
+  assert.equal(defaultWorkers('postgres', SOLO_IO_READS_MAX_CLIENTS, 2, big, true, true, false), 1);
+  assert.equal(defaultWorkers('postgres', 6, 2, big, true, true, false), 2);
+  assert.equal(defaultWorkers('postgres', 8, 1, big, true, true, true), 1);
+  assert.equal(defaultWorkers('postgres', 8, 2, big, true, false, true), 1);
+  assert.equal(defaultWorkers('mysql', 8, 2, big, false, false, true), 2);
+});
+
+test('which workloads say they only read: the built-ins, pgbench scripts and smack files by their SQL', async () => {
+  const dir = tmpDir('dbsmack-reads-');
+  const reads = async (args: string[]): Promise<boolean> => {
+    const [arg, ...rest] = args;
+    const w = await resolveWorkload(arg as string, rest, { name: 'run', options: [] });
+    return readsOnly(w);
+  };
+  for (const name of ['select1', 'oltp_point_select', 'oltp_read_only', 'select_random_points'])
+    assert.equal(await reads([name]), true, name);
+  for (const name of [
+    'oltp_read_write',
+    'oltp_write_only',
+    'oltp_update_index',
+    'oltp_insert',
+    'bulk_insert',
+  ])
+    assert.equal(await reads([name]), false, name);
+  assert.equal(await reads(['pgbench', '--builtin', 'select-only']), true, 'pgbench -S');
+  assert.equal(await reads(['pgbench', '--builtin', 'tpcb-like']), false, 'TPC-B');
+  assert.equal(await reads(['pgbench', '--builtin', 'select-only', '--builtin', 'simple-update']), false);
+  const script = (name: string, sql: string): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, sql);
+    return file;
+  };
+  assert.equal(await reads([script('r.sql', '\\set a random(1, 10)\nBEGIN;\nSELECT :a;\nEND;\n')]), true);
+  assert.equal(await reads([script('l.sql', 'SELECT 1\n  FROM t FOR UPDATE;\n')]), false, 'a lock');
+  assert.equal(await reads([script('c.sql', 'SELECT 1 \\; SELECT 2;\n')]), false, 'compound');
+  // a TypeScript module says so itself (bench/pgbench-select.ts does); undefined is not known
+  assert.equal(await reads([path.resolve('examples/kv-zipfian.ts')]), false);
+  // smack files: every client type's barrel (the set-up of tables is not a round)
+  assert.equal(await reads([path.resolve('examples/select-key.smack'), '10', '1000']), true);
+  assert.equal(await reads([path.resolve('examples/update-select.smack'), '10', '1000']), false);
+  assert.equal(await reads([path.resolve('test/fixtures/smack/barrel-mix.smack'), '2', '10']), false);
 });
 
 test('the default stays bounded on every driver: 5000 SQLite clients share a few threads', () => {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { splitWorkloadArgs, type WorkloadOptionKind } from '../src/cli/parse.ts';
 import { questionToDollar } from '../src/driver/placeholders.ts';
-import { kindOfSql } from '../src/engine/client.ts';
 import { UsageError } from '../src/errors.ts';
 import {
   decodeHistogram,
@@ -12,6 +11,7 @@ import {
   recordingHistogram,
   summarize,
 } from '../src/metrics/histogram.ts';
+import { kindOfSql, onlyReads } from '../src/metrics/kinds.ts';
 import { SeededRandom } from '../src/seeded-random.ts';
 import { nearestOptions, parseWorkloadOptions, unknownOptionError } from '../src/workload/options.ts';
 import type { OptionSpec } from '../src/workload/types.ts';
@@ -35,6 +35,23 @@ test('statements are classified read/write/other by their first keyword', () => 
   assert.equal(kindOfSql('REPLACE INTO t VALUES (1)'), 'write');
   assert.equal(kindOfSql('BEGIN'), 'other');
   assert.equal(kindOfSql('CREATE TABLE t (a int)'), 'other');
+});
+
+test('a workload only reads when every statement reads without locking, BEGIN and COMMIT around them', () => {
+  assert.equal(onlyReads(['SELECT c FROM sbtest1 WHERE id = ?']), true);
+  assert.equal(onlyReads(['BEGIN', 'SELECT 1', '/* x */ select 2', 'COMMIT']), true);
+  assert.equal(onlyReads(['start transaction', 'SELECT deleted, updated_at FROM t', 'END']), true);
+  assert.equal(onlyReads(['BEGIN', 'SELECT 1', 'UPDATE t SET a = 1', 'COMMIT']), false);
+  assert.equal(
+    onlyReads(['SELECT a FROM t WHERE id = 1 FOR UPDATE']),
+    false,
+    'a row lock waits as writes do',
+  );
+  assert.equal(onlyReads(['select a from t for no key update']), false);
+  assert.equal(onlyReads(['SELECT a FROM t FOR SHARE']), false);
+  assert.equal(onlyReads(['WITH u AS (UPDATE t SET a = 1 RETURNING a) SELECT * FROM u']), false);
+  assert.equal(onlyReads(['CREATE TABLE t (a int)']), false);
+  assert.equal(onlyReads([]), false, 'no statement: not known to read');
 });
 
 test('workload options: defaults, conversions, dashes, and clear errors', () => {

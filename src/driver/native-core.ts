@@ -259,6 +259,25 @@ export const SHARED_IO_MIN_CLIENTS = 8;
  */
 export const SOLO_IO_MAX_CLIENTS = 4;
 
+/**
+ * Most PostgreSQL clients of a run that get a load thread each when every statement of the workload only
+ * reads (its `readOnly`: run/plan.ts `readsOnly`). What made transactions costlier a thread each at 8 was
+ * the waits in the server, not the statements an event holds: measured 2026-12-06 on a 2-core Xeon guest,
+ * bench/peers --time 8 --clients 8 --repeat 3 --only postgres,pgbench,postgres-ro,postgres-rw --variant ""
+ * --variant="--workers 8", a thread each against one load thread with the shared I/O thread: point select
+ * 1.10 of sysbench's q/s against 0.91 (`better`), CPU a query after start-up 1.00 of its against 0.99;
+ * oltp_read_only 1.02 against 0.85 at 1.08 against 1.13; the module 1.11 against 0.83 at 1.00 against 1.24;
+ * `dbsmack pgbench -S -j 8` 1.20 against `-j 2`'s 1.00; but oltp_read_write 0.94 against 0.91 at 1.25
+ * (`worse`) against 1.06, and oltp_update_index, one UPDATE an event, by hand (10 s, two pairs) 0.91 of the
+ * shared loop's q/s at 1.70 of its CPU a query. Per thread (/proc/PID/task, read_write at 8, 10 s): the eight
+ * load threads 1.06 s of user CPU against the one loop's 0.58, V8's helper threads 0.37 s against 0.10: a
+ * thread woken by each reply after a commit's wait runs its JavaScript on cold caches, eight isolates
+ * compile what one did. Start-up 0.31-0.41 s against 0.08-0.14 (seven more isolates): in an 8 s run the
+ * whole process's CPU a query 1.06-1.11 of the peer's against 1.00-1.27. Beyond 8 (16 clients, 2026-12-06)
+ * a thread each made 1.10 of sysbench's q/s at 1.09 of its CPU, 1.37 on the module: the shared loop stays.
+ */
+export const SOLO_IO_READS_MAX_CLIENTS = 8;
+
 /** Whether the core runs design 4's shared I/O thread here (its hand-over needs x86's store order). */
 export const sharedIoSupported = process.arch === 'x64' || process.arch === 'ia32';
 

@@ -6,7 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { SHARED_IO_MIN_CLIENTS, SOLO_IO_MAX_CLIENTS } from '../driver/native-core.ts';
+import {
+  SHARED_IO_MIN_CLIENTS,
+  SOLO_IO_MAX_CLIENTS,
+  SOLO_IO_READS_MAX_CLIENTS,
+} from '../driver/native-core.ts';
 import type { RunPlan } from './protocol.ts';
 
 /**
@@ -92,7 +96,9 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * from 8 clients since 2026-12-06: native-core.ts SHARED_IO_MIN_CLIENTS). Up to SOLO_IO_MAX_CLIENTS (4)
  * PostgreSQL clients on the native core (`soloIo`: connectors.ts `soloIoOf`) on two cores or more, a load
  * thread each, which reads its one connection as sysbench's threads do: more throughput at less server CPU
- * a query than two load threads there (native-core.ts SOLO_IO_MAX_CLIENTS, 2026-12-06).
+ * a query than two load threads there (native-core.ts SOLO_IO_MAX_CLIENTS, 2026-12-06); up to
+ * SOLO_IO_READS_MAX_CLIENTS (8) where the workload only reads (`readOnly`: its `Workload.readOnly`), whose
+ * statements do not wait in the server as commits and row locks do.
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],
@@ -101,8 +107,9 @@ export function defaultWorkers(
   m: MachineLimits = machineLimits(),
   sharedIo = false,
   soloIo = false,
+  readOnly = false,
 ): number {
-  if (soloIo && cores >= 2 && clients <= SOLO_IO_MAX_CLIENTS)
+  if (soloIo && cores >= 2 && clients <= (readOnly ? SOLO_IO_READS_MAX_CLIENTS : SOLO_IO_MAX_CLIENTS))
     return Math.max(1, Math.min(clients, maxWorkers(m)));
   const perCores =
     driver === 'sqlite'

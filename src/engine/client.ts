@@ -7,7 +7,7 @@ import { asDbError, DbError } from '../driver/errors.ts';
 import { BATCH_MAX, BATCH_OK, StatementBatch } from '../driver/statement-batch.ts';
 import type { Connection, Driver, PreparedStatement, Row, Target } from '../driver/types.ts';
 import { nowUs } from '../metrics/clock.ts';
-import type { StatementKind } from '../metrics/kinds.ts';
+import { kindOfSql } from '../metrics/kinds.ts';
 import type { ClientSummary } from '../metrics/outcome.ts';
 import { SeededRandom } from '../seeded-random.ts';
 import { checkLength, checkParamTypes } from '../workload/define.ts';
@@ -50,24 +50,6 @@ export interface WorkerState {
    * event moves little), to tell a stalled server from clients that cannot keep up.
    */
   usualServiceUs?: number;
-}
-
-/** Guess read/write/other from the first keyword, as sysbench counts them. */
-export function kindOfSql(sql: string): StatementKind {
-  const m = /^\s*(?:\/\*.*?\*\/\s*)*\(?\s*([a-z]+)/is.exec(sql);
-  const w = m?.[1]?.toLowerCase();
-  if (w === 'select' || w === 'with' || w === 'show' || w === 'values' || w === 'table') return 'read';
-  if (
-    w === 'insert' ||
-    w === 'update' ||
-    w === 'delete' ||
-    w === 'replace' ||
-    w === 'merge' ||
-    w === 'upsert'
-  ) {
-    return 'write';
-  }
-  return 'other';
 }
 
 /** How the closed loop's inline first try of an event ended, when it needs the full error policy. */

@@ -128,13 +128,35 @@ export function planFrom(o: PlanOptions, target: Target, resolved: PlannedWorklo
 }
 
 /**
- * The load workers of a run (`--workers`, else the bounded default), refused before the run when the
- * machine cannot hold them or the clients (memory, open files): never a crash minutes into it.
+ * Whether the workload says its statements only read under its options (`Workload.readOnly`): the default
+ * layout gives more PostgreSQL clients a load thread each then (capacity.ts `defaultWorkers`).
  */
-export function workersFor(given: number | undefined, target: Target, clients: number): number {
+export function readsOnly(w: PlannedWorkload): boolean {
+  return w.workload.readOnly?.(w.options) === true;
+}
+
+/**
+ * The load workers of a run (`--workers`, else the bounded default; `readOnly`: `readsOnly` of its
+ * workload), refused before the run when the machine cannot hold them or the clients (memory, open files):
+ * never a crash minutes into it.
+ */
+export function workersFor(
+  given: number | undefined,
+  target: Target,
+  clients: number,
+  readOnly = false,
+): number {
   const workers =
     given ??
-    defaultWorkers(target.driver, clients, undefined, undefined, sharedIoOf(target), soloIoOf(target));
+    defaultWorkers(
+      target.driver,
+      clients,
+      undefined,
+      undefined,
+      sharedIoOf(target),
+      soloIoOf(target),
+      readOnly,
+    );
   const problem = capacityProblem(target.driver, clients, workers);
   if (problem !== undefined) {
     throw new UsageError(
@@ -172,7 +194,7 @@ export function planRun(o: RunRequest, resolved: PlannedWorkload): PlannedRun {
   const thresholds = o.threshold ?? [];
   checkThresholdStages(thresholds, plan);
   const watch = o.thresholdAbort && thresholds.length > 0 ? new ThresholdWatch(thresholds) : undefined;
-  const workers = workersFor(o.workers, target, plan.clients);
+  const workers = workersFor(o.workers, target, plan.clients, readsOnly(resolved));
   return {
     target,
     plan,

@@ -12,6 +12,7 @@ export default defineWorkload({
       description: 'prepare the statement on the server (off: text protocol)',
     },
   },
+  readOnly: () => true,
   client(ctx) {
     const stmt = ctx.statement('select1', 'SELECT 1', { prepare: ctx.options.prepared as boolean });
     // The statement's own promise is the event's: no async frame of its own (this is the overhead probe).

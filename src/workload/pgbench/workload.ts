@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Connection, DriverName } from '../../driver/types.ts';
 import { InputError, UsageError } from '../../errors.ts';
+import { onlyReads } from '../../metrics/kinds.ts';
 import { BUILTIN_DESCRIPTIONS } from '../catalog.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type { AdminContext, ClientContext, Workload, WorkloadRef } from '../types.ts';
@@ -190,6 +191,11 @@ export function pgbenchWorkload(ref: WorkloadRef): Workload {
     },
     // counts, a partitioning method's letter, vacuum: nothing typed
     textCheck: true,
+    // every script's SQL reads alone (select-only, a file of SELECTs); a compound command (\;) counts as a write
+    readOnly: () =>
+      scriptsFor('postgres').every((s) =>
+        s.commands.every((c) => c.kind !== 'sql' || (!c.compound && onlyReads([c.template.parts.join(' ')]))),
+      ),
     async check(ctx: AdminContext): Promise<void> {
       lastDriver = ctx.driver;
       scriptsFor(ctx.driver);

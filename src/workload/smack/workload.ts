@@ -8,6 +8,7 @@ import path from 'node:path';
 import { loadDriver } from '../../driver/index.ts';
 import type { Connection, Target } from '../../driver/types.ts';
 import { InputError } from '../../errors.ts';
+import { onlyReads } from '../../metrics/kinds.ts';
 import { parseWorkloadOptions } from '../options.ts';
 import type {
   AdminContext,
@@ -158,6 +159,12 @@ export function smackWorkload(ref: WorkloadRef): Workload {
       rounds: Math.max(0, ...model.groups.map((g) => g.rounds)),
     },
     prepareOnRun: true,
+    // every client type's barrel only reads (a select-key file); the tables' set-up is not a round's
+    readOnly: () =>
+      model.groups.length > 0 &&
+      model.groups.every((g) =>
+        onlyReads(g.client.barrel.flatMap((a) => (a.kind === 'query' ? [a.query.sql] : []))),
+      ),
     defaultTarget(): Target {
       // Without main (prepare, cleanup and help need no $1 $2 …), the first table's client.
       const client =

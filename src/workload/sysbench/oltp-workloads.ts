@@ -79,7 +79,8 @@ function transactions(
       await c.run((out) => c.drawBody(out, groups));
       await c.commit();
     },
-    {},
+    // reads alone: no write, no row lock (run/plan.ts readsOnly)
+    groups.writes ? {} : { readOnly: () => true },
     undefined,
     (c) => c.transaction(groups),
   );
@@ -99,7 +100,7 @@ export const oltpPointSelect = oltp(
   ['point_selects'],
   // sysbench forces one query per event here, whatever --point-selects says
   (c) => c.pointSelects(1),
-  {},
+  { readOnly: () => true },
   (c) => () => c.point('point_selects'),
 );
 

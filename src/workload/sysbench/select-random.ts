@@ -54,6 +54,7 @@ export const selectRandomPoints = defineWorkload({
     await checkTables(ctx, 'select_random_points', [1]);
   },
   textCheck: true,
+  readOnly: () => true,
   client(ctx) {
     const n = ctx.options.random_points as number;
     const o = asOltp(ctx.options);
@@ -92,6 +93,7 @@ export const selectRandomRanges = defineWorkload({
     await checkTables(ctx, 'select_random_ranges', [1]);
   },
   textCheck: true,
+  readOnly: () => true,
   client(ctx) {
     const n = ctx.options.number_of_ranges as number;
     const delta = ctx.options.delta as number;

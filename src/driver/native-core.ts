@@ -269,12 +269,17 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * oltp_read_only 1.02 against 0.85 at 1.08 against 1.13; the module 1.11 against 0.83 at 1.00 against 1.24;
  * `dbsmack pgbench -S -j 8` 1.20 against `-j 2`'s 1.00; but oltp_read_write 0.94 against 0.91 at 1.25
  * (`worse`) against 1.06, and oltp_update_index, one UPDATE an event, by hand (10 s, two pairs) 0.91 of the
- * shared loop's q/s at 1.70 of its CPU a query. Per thread (/proc/PID/task, read_write at 8, 10 s): the eight
- * load threads 1.06 s of user CPU against the one loop's 0.58, V8's helper threads 0.37 s against 0.10: a
- * thread woken by each reply after a commit's wait runs its JavaScript on cold caches, eight isolates
- * compile what one did. Start-up 0.31-0.41 s against 0.08-0.14 (seven more isolates): in an 8 s run the
- * whole process's CPU a query 1.06-1.11 of the peer's against 1.00-1.27. Beyond 8 (16 clients, 2026-12-06)
- * a thread each made 1.10 of sysbench's q/s at 1.09 of its CPU, 1.37 on the module: the shared loop stays.
+ * shared loop's q/s at 1.70 of its CPU a query. Per thread (/proc/PID/task, 8 clients, 10 s): read_write, the
+ * eight load threads 1.06 s of user CPU against the one loop's 0.58, V8's helper threads (its compilers)
+ * 0.37 s against 0.10; read_only, seconds 2.5 to 9.5, 2.5 µs of user CPU a query against 1.6 but 3.9 of
+ * system CPU against 6.1 (the shared loop's threads wake each other across CPUs), in all 6.4 against 7.7
+ * (sysbench 6.1-6.6). Eight isolates each run and compile what one did (perf: no deoptimisation loop, the
+ * compilers 0.1% of the samples after 3 s; `--maglev`, a lower interrupt budget or `--always-sparkplug` did
+ * not lower it); where the statements wait in the server, a thread each saves no system CPU either
+ * (oltp_update_index 1.73-1.75 s against 1.32-1.36, read_write 2.35-3.04 against 2.47-2.58). Start-up
+ * 0.31-0.41 s against 0.08-0.14 (seven more isolates): in an 8 s run the whole process's CPU a query
+ * 1.06-1.11 of the peer's against 1.00-1.27. Beyond 8 (16 clients, 2026-12-06) a thread each made 1.10 of
+ * sysbench's q/s at 1.09 of its CPU, 1.37 on the module: the shared loop stays.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -20,7 +20,7 @@ import { EXIT, UsageError } from '../errors.ts';
 import type { RunResult } from '../metrics/run-result.ts';
 import { renderCapacityText } from '../report/capacity-text.ts';
 import { checkThresholdTypes } from '../run/checks.ts';
-import { planFrom, readsOnly, targetFor, workersFor } from '../run/plan.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { runPlanned } from '../run/run.ts';
 import type { ExitSink } from './command.ts';
 import { workloadHelp } from './help.ts';
@@ -144,7 +144,7 @@ async function capacityCommand(
       resolved,
     );
   const first = planAt(o.rateMin);
-  const workers = workersFor(run.workers, target, first.clients, readsOnly(resolved));
+  const workers = workersFor(run.workers, target, first.clients, resolved);
   if (o.out) checkOutputFile(o.out, '--out');
   const controller = new RunController();
   const uninstall = installSignals(() => controller.stop());

@@ -28,7 +28,7 @@ import type { ServerSched } from '../metrics/profile-types.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
 import { renderExperimentText } from '../report/experiment-text.ts';
 import { createProgress, type Progress } from '../report/progress.ts';
-import { planFrom, readsOnly, targetFor, workersFor } from '../run/plan.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
@@ -177,7 +177,7 @@ async function resolveArm(
   const first = await workloadFor(plan.clients[0] as number);
   for (const c of plan.clients) await workloadFor(c);
   const target = targetFor(run, first.workload);
-  for (const c of plan.clients) workersFor(run.workers, target, c, readsOnly(await workloadFor(c)));
+  for (const c of plan.clients) workersFor(run.workers, target, c, await workloadFor(c));
   // The probes' options are checked now too (--server-priority without a policy …).
   try {
     profileProbesFrom(run, { sweep: true });
@@ -505,7 +505,7 @@ async function runExperimentSteps(
           plan: runPlan,
           workload: w.workload,
           options: w.options,
-          workers: workersFor(a.run.workers, a.target, runPlan.clients, readsOnly(w)),
+          workers: workersFor(a.run.workers, a.target, runPlan.clients, w),
           label: armLabel(plan.name, a.plan.label),
           probes: profileProbesFrom(a.run, { sweep: true }),
           onInterval: (p: IntervalPoint) => progress.interval(p),

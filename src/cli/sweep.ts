@@ -18,7 +18,7 @@ import type { IntervalPoint } from '../metrics/run-result.ts';
 import { profileSummaryLine, renderSweepProfiles } from '../report/profile.ts';
 import { createProgress, type Progress } from '../report/progress.ts';
 import { renderSweepText } from '../report/sweep-text.ts';
-import { planFrom, readsOnly, targetFor, workersFor } from '../run/plan.ts';
+import { planFrom, targetFor, workersFor } from '../run/plan.ts';
 import { profileProbesFrom } from '../run/probes.ts';
 import { runPlanned } from '../run/run.ts';
 import { readJsonFile } from '../store/documents.ts';
@@ -362,7 +362,7 @@ async function runSteps(
         plan,
         workload: w.workload,
         options: w.options,
-        workers: workersFor(run.workers, target, plan.clients, readsOnly(w)),
+        workers: workersFor(run.workers, target, plan.clients, w),
         label: r.label,
         probes: metrics ? [metrics.probe, ...r.probes] : r.probes,
         ...(metrics ? { onSnapshot: metrics.onSnapshot } : {}),
@@ -457,7 +457,7 @@ async function resolveSweep(
   const resolved = await workloadFor(o.clients[0] as number);
   const target = targetFor(run, resolved.workload);
   // every client count must fit the machine before the first run starts
-  for (const c of o.clients) workersFor(run.workers, target, c, readsOnly(await workloadFor(c)));
+  for (const c of o.clients) workersFor(run.workers, target, c, await workloadFor(c));
   const shape = sweepSettings(arg, rest, run, target);
   const resumed = o.resume !== undefined ? resumeFrom(o.resume, shape) : undefined;
   return { workloadFor, resolved, target, shape, resumed };

@@ -136,15 +136,15 @@ export function readsOnly(w: PlannedWorkload): boolean {
 }
 
 /**
- * The load workers of a run (`--workers`, else the bounded default; `readOnly`: `readsOnly` of its
- * workload), refused before the run when the machine cannot hold them or the clients (memory, open files):
- * never a crash minutes into it.
+ * The load workers of a run of `resolved` (`--workers`, else the bounded default, which asks `readsOnly`),
+ * refused before the run when the machine cannot hold them or the clients (memory, open files): never a
+ * crash minutes into it.
  */
 export function workersFor(
   given: number | undefined,
   target: Target,
   clients: number,
-  readOnly = false,
+  resolved: PlannedWorkload,
 ): number {
   const workers =
     given ??
@@ -155,7 +155,7 @@ export function workersFor(
       undefined,
       sharedIoOf(target),
       soloIoOf(target),
-      readOnly,
+      readsOnly(resolved),
     );
   const problem = capacityProblem(target.driver, clients, workers);
   if (problem !== undefined) {
@@ -194,7 +194,7 @@ export function planRun(o: RunRequest, resolved: PlannedWorkload): PlannedRun {
   const thresholds = o.threshold ?? [];
   checkThresholdStages(thresholds, plan);
   const watch = o.thresholdAbort && thresholds.length > 0 ? new ThresholdWatch(thresholds) : undefined;
-  const workers = workersFor(o.workers, target, plan.clients, readsOnly(resolved));
+  const workers = workersFor(o.workers, target, plan.clients, resolved);
   return {
     target,
     plan,

@@ -20,6 +20,7 @@ import {
   SQLITE_WORKERS_PER_CORE,
   WORKER_BYTES,
 } from '../src/engine/engine.ts';
+import { InputError } from '../src/errors.ts';
 import { readsOnly } from '../src/run/plan.ts';
 import { BIN, runCli, tmpDir } from './helpers/cli.ts';
 import { needFile } from './helpers/preconditions.ts';
@@ -170,6 +171,19 @@ test('which workloads say they only read: the built-ins, pgbench scripts and sma
   assert.equal(await reads([script('c.sql', 'SELECT 1 \\; SELECT 2;\n')]), false, 'compound');
   // a TypeScript module says so itself (bench/pgbench-select.ts does); undefined is not known
   assert.equal(await reads([path.resolve('examples/kv-zipfian.ts')]), false);
+  // written as a value instead of a function: a clear error before anything runs, not an internal one
+  const mod = script('ro.mjs', "export default { name: 'ro', readOnly: true, client() { return {}; } };\n");
+  await assert.rejects(
+    reads([mod]),
+    (e: Error) =>
+      e instanceof InputError &&
+      /ro\.mjs: readOnly must be a function of the workload's options, not boolean$/.test(e.message),
+  );
+  const good = script(
+    'ro2.mjs',
+    "export default { name: 'ro', readOnly: () => true, client() { return {}; } };\n",
+  );
+  assert.equal(await reads([good]), true, 'a module that says so');
   // smack files: every client type's barrel (the set-up of tables is not a round)
   assert.equal(await reads([path.resolve('examples/select-key.smack'), '10', '1000']), true);
   assert.equal(await reads([path.resolve('examples/update-select.smack'), '10', '1000']), false);

@@ -135,6 +135,12 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
       'see the README section "Writing a workload"',
     );
   }
+  if (w.readOnly !== undefined && typeof w.readOnly !== 'function') {
+    throw new InputError(
+      `${ref.ref}: readOnly must be a function of the workload's options, not ${typeof w.readOnly}`,
+      'write readOnly: () => true',
+    );
+  }
   return w;
 }
 

@@ -1917,6 +1917,37 @@ napi_value FailSharedThread(napi_env env, napi_callback_info) {
 // The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
 // function's arguments or results change, so that an addon left from another build is refused with a note
 // (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
+// checksum(bytes): the code cache's checksum of a file's content (src/code-cache.ts `checksum`, which computes
+// the same where this addon is missing): FNV-1a over the native-endian 32-bit words, folded with their
+// running sum, then the bytes past the last whole word. 0.1 ms for the CLI's 0.6 MB cache against 5-7 ms of
+// cold JavaScript at every start; undefined for anything but a typed array.
+napi_value Checksum(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  napi_typedarray_type type;
+  size_t len = 0, offset = 0;
+  void* data = nullptr;
+  napi_value ab;
+  bool is = false;
+  if (argc < 1 || napi_is_typedarray(env, argv[0], &is) != napi_ok || !is ||
+      napi_get_typedarray_info(env, argv[0], &type, &len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array)
+    return undefinedValue(env);
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  size_t words = len / 4;
+  uint32_t h = 0x811c9dc5u, sum = 0;
+  for (size_t i = 0; i < words; i++) {
+    uint32_t w;
+    memcpy(&w, p + i * 4, 4);
+    h = (h ^ w) * 0x01000193u;
+    sum += h;
+  }
+  for (size_t i = words * 4; i < len; i++) h = (h ^ p[i]) * 0x01000193u;
+  napi_value r;
+  napi_create_uint32(env, h ^ sum, &r);
+  return r;
+}
+
 // 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it). 4: submitBatch's
 // `group` (events of several statements are not cut by the budget). 5: failSharedThread() (tests).
 constexpr int32_t INTERFACE = 5;
@@ -1931,6 +1962,7 @@ napi_value ModuleInit(napi_env env, napi_value exports) {
       {"take", nullptr, Take, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"close", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"readSource", nullptr, ReadSource, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"checksum", nullptr, Checksum, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"failSharedThread", nullptr, FailSharedThread, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -10,8 +10,9 @@
  * compiles other functions), named after the bundle's size and modification time, in `v8-cache/` beside the
  * bundle. V8 itself refuses a cache made by another V8 version or with other flags (`cachedDataRejected`);
  * it checks the source only by its length, which is why the name carries the bundle's size and time. Each
- * cache carries a checksum of its content, which V8 checks (`checksummed`: without it, a damaged file makes
- * V8 abort the process). A cache is written when there was none or V8 refused it, after a run that went
+ * file carries a checksum of its content ahead of V8's data (`sealed`, `unsealed`: V8 checks only its
+ * header, and a file damaged inside would make it abort the process). A cache is written when there was
+ * none or V8 refused it, after a run that went
  * well (`saveCodeCache`: the CLI when its command returns 0, a worker before it reports its run done, so
  * that the functions of the statement loop are in it), to a temporary file renamed into place: runs at the
  * same time never read half a file. A folder that cannot be written (a package installed by another user)
@@ -29,7 +30,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { threadId } from 'node:worker_threads';
 
@@ -54,7 +54,8 @@ export function runBundle(file: string, key: string | undefined, plain = false):
     require(file);
     return 'plain';
   }
-  const source = wrappedSource(file, require);
+  const addon = sourceAddon(file, require);
+  const source = wrappedSource(file, addon);
   const stat = statSync(file);
   const base = path.basename(file, path.extname(file));
   const cacheFile = path.join(
@@ -63,13 +64,13 @@ export function runBundle(file: string, key: string | undefined, plain = false):
   );
   let cached: Buffer | undefined;
   try {
-    cached = readFileSync(cacheFile);
+    cached = unsealed(readFileSync(cacheFile), addon);
   } catch {
     cached = undefined;
   }
-  const script = checksummed(() => new Script(source, { filename: file, cachedData: cached }));
+  const script = new Script(source, { filename: file, cachedData: cached });
   const stale = cached === undefined || script.cachedDataRejected === true;
-  (globalThis as Record<symbol, unknown>)[SAVE] = stale ? () => save(script, cacheFile) : () => {};
+  (globalThis as Record<symbol, unknown>)[SAVE] = stale ? () => save(script, cacheFile, addon) : () => {};
   const module = { exports: {}, filename: file, id: file, loaded: false };
   const wrapper = script.runInThisContext() as (
     exports: unknown,
@@ -82,54 +83,103 @@ export function runBundle(file: string, key: string | undefined, plain = false):
   return stale ? 'compiled' : 'cached';
 }
 
+/** What this file uses of the native core's addon (native/dbsmack_io.cc). */
+interface SourceAddon {
+  readSource?: (file: string, head: string, tail: string) => unknown;
+  checksum?: (data: Uint8Array) => unknown;
+}
+
 /**
- * The bundle wrapped in CommonJS's function head: from the native I/O core's `readSource` where it is built
- * (one read into memory V8 takes as the string's content: no UTF-8 decoding, no copy on V8's heap; 5-7 ms
- * of CPU for the CLI's bundle against 12-16 read here, at every start), else read and joined here. The
- * addon is the one the native core loads (`DBSMACK_NATIVE_ADDON`, else build/Release beside dist/), so a
- * native run loads nothing more; one without `readSource` (an older build) or that cannot load changes
- * nothing but the time.
+ * The addon the native core loads (`DBSMACK_NATIVE_ADDON`, else build/Release beside dist/), so that a
+ * native run loads nothing more; undefined where it cannot load (then only the time changes).
  */
-function wrappedSource(file: string, require: NodeJS.Require): string {
+function sourceAddon(file: string, require: NodeJS.Require): SourceAddon | undefined {
   try {
     const addon =
       process.env.DBSMACK_NATIVE_ADDON ??
       path.join(path.dirname(file), '..', '..', 'build', 'Release', 'dbsmack_io.node');
-    const read = (require(addon) as { readSource?: (f: string, h: string, t: string) => unknown }).readSource;
-    const s = read?.(file, HEAD, TAIL);
+    return require(addon) as SourceAddon;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The bundle wrapped in CommonJS's function head: from the native I/O core's `readSource` where it is built
+ * (one read into memory V8 takes as the string's content: no UTF-8 decoding, no copy on V8's heap; 5-7 ms
+ * of CPU for the CLI's bundle against 12-16 read here, at every start), else read and joined here. An
+ * addon without `readSource` (an older build) changes nothing but the time.
+ */
+function wrappedSource(file: string, addon: SourceAddon | undefined): string {
+  try {
+    const s = addon?.readSource?.(file, HEAD, TAIL);
     if (typeof s === 'string') return s;
   } catch {
-    // no addon: read it here
+    // read it here
   }
   return HEAD + readFileSync(file, 'utf8') + TAIL;
 }
 
 /**
- * `fn` with V8 checking code caches' content. V8 checks a cache's header but, in release builds, not its
- * content: a damaged file would make it abort (a fatal error at every run, until the file goes). With
- * `--verify-snapshot-checksum` it writes a checksum into each cache it makes and refuses one whose content
- * does not match (about 1 ms). The flag is on only meanwhile: it also makes V8 check its own start-up
- * snapshot whenever a thread starts, about 30 ms of CPU per load worker. (Flags are the process's: a worker
- * starting at that moment pays that once, nothing else.)
+ * The head of a cache file: a tag, the checksum of V8's data and its length, before the data. Why not V8's
+ * own checksum (`--verify-snapshot-checksum`, until 2026-12-06): a flag is the process's, and the load
+ * workers start at once; one thread turning it off while another compiled or saved changed the flags V8
+ * stamps on a cache, so that the next run refused every worker's cache (each compiled its bundle and wrote
+ * the file again, at every run with more than one worker), and the flag made every thread starting
+ * meanwhile check V8's start-up snapshot (about 30 ms of CPU each).
  */
-function checksummed<T>(fn: () => T): T {
-  setFlagsFromString('--verify-snapshot-checksum');
+const TAG = 0x31434244; // 'DBC1', little-endian
+const HEAD_BYTES = 12;
+
+/**
+ * FNV-1a over the native-endian 32-bit words, folded with their running sum, then the bytes past the last
+ * whole word: damage anywhere changes it. The addon's `checksum` computes the same in 0.1 ms for the CLI's
+ * 0.6 MB cache, against 5-7 ms of this cold JavaScript at every start; this is the fallback.
+ */
+function checksum(data: Buffer, addon: SourceAddon | undefined): number {
   try {
-    return fn();
-  } finally {
-    setFlagsFromString('--no-verify-snapshot-checksum');
+    const c = addon?.checksum?.(data);
+    if (typeof c === 'number') return c;
+  } catch {
+    // computed here
   }
+  const words = data.length >>> 2;
+  const aligned = data.byteOffset % 4 === 0 ? data : Buffer.from(data);
+  const w = new Uint32Array(aligned.buffer, aligned.byteOffset, words);
+  let h = 0x811c9dc5 | 0;
+  let sum = 0;
+  for (let i = 0; i < words; i++) {
+    h = Math.imul(h ^ (w[i] as number), 0x01000193);
+    sum = (sum + h) | 0;
+  }
+  for (let i = words << 2; i < data.length; i++) h = Math.imul(h ^ (data[i] as number), 0x01000193);
+  return (h ^ sum) >>> 0;
 }
 
-function save(script: Script, cacheFile: string): void {
+/** V8's cache data behind dbsmack's head (tag, checksum, length). */
+function sealed(data: Buffer, addon: SourceAddon | undefined): Buffer {
+  const head = Buffer.alloc(HEAD_BYTES);
+  head.writeUInt32LE(TAG, 0);
+  head.writeUInt32LE(checksum(data, addon), 4);
+  head.writeUInt32LE(data.length, 8);
+  return Buffer.concat([head, data]);
+}
+
+/** V8's data out of a cache file, or undefined when the head or the checksum do not match. */
+function unsealed(file: Buffer, addon: SourceAddon | undefined): Buffer | undefined {
+  if (file.length < HEAD_BYTES || file.readUInt32LE(0) !== TAG) return undefined;
+  const data = file.subarray(HEAD_BYTES);
+  if (file.readUInt32LE(8) !== data.length || file.readUInt32LE(4) !== checksum(data, addon))
+    return undefined;
+  return data;
+}
+
+function save(script: Script, cacheFile: string, addon: SourceAddon | undefined): void {
   (globalThis as Record<symbol, unknown>)[SAVE] = () => {};
   const tmp = `${cacheFile}.${process.pid}-${threadId}.tmp`;
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true });
-    writeFileSync(
-      tmp,
-      checksummed(() => script.createCachedData()),
-    );
+    writeFileSync(tmp, sealed(script.createCachedData(), addon));
     renameSync(tmp, cacheFile);
   } catch {
     // no cache: the next run compiles as this one did (and no half-written file stays behind); a folder

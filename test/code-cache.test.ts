@@ -185,3 +185,27 @@ test("the CLI's bundles keep a cache for the command and for the worker's driver
     'the second run took both caches',
   );
 });
+
+test('load workers started at once all take the cache the first run kept, and none writes it again', async (t) => {
+  const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
+  if (!need(t, existsSync(bundle) ? undefined : `the CLI is not bundled (${bundle}): npm run build`)) return;
+  const cacheDir = tmpDir();
+  const db = `sqlite:${path.join(tmpDir(), 'workers.sqlite')}`;
+  const args = ['run', 'select1', '--db', db, '--clients', '4', '--workers', '4', '--events', '20'];
+  const env = { DBSMACK_CODE_CACHE: cacheDir };
+  const first = await runCli([...args, '--format', 'json'], { env });
+  assert.equal(first.code, 0, first.stderr);
+  const worker = cacheFiles(cacheDir).find((f) => f.startsWith('worker-main-sqlite-'));
+  assert.ok(worker, cacheFiles(cacheDir).join(' '));
+  const file = path.join(cacheDir, worker);
+  const kept = { time: statSync(file).mtimeMs, bytes: readFileSync(file) };
+  // Before 2026-12-06 the workers turned a V8 flag on and off around their compiling: the cache one of them
+  // wrote carried the flags of that moment, and the next run refused it and wrote it again.
+  for (let i = 0; i < 3; i++) {
+    const again = await runCli([...args, '--format', 'json'], { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).totals.events, 20);
+  }
+  assert.equal(statSync(file).mtimeMs, kept.time, 'no worker wrote the cache again');
+  assert.deepEqual(readFileSync(file), kept.bytes);
+});

@@ -280,6 +280,12 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * 0.31-0.41 s against 0.08-0.14 (seven more isolates): in an 8 s run the whole process's CPU a query
  * 1.06-1.11 of the peer's against 1.00-1.27. Beyond 8 (16 clients, 2026-12-06) a thread each made 1.10 of
  * sysbench's q/s at 1.09 of its CPU, 1.37 on the module: the shared loop stays.
+ * On a 2-core AMD EPYC guest (2026-12-06, twenty-eighth session; sysbench 31-36k point selects a second at 8,
+ * a bare Node.js worker 70 ms of CPU to start against the Xeon's 21), the same variants with --workers 1,
+ * four rounds: point select 1.06 of sysbench's q/s against 1.01, the module 1.00 against 0.97, the server's
+ * CPU a query 0.92-0.93 of the shared loop's, but the client's after start-up 1.03 against 0.87 and 1.14
+ * against 1.02 of the peer's, and start-up 1.00-1.27 s against 0.28-0.40. Kept for the throughput and the
+ * server's cost, which both machines favour; the client's price differs by machine (README, Performance).
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -131,6 +131,60 @@ test('a compiled module keeps its local imports, each file its own import.meta, 
   assert.equal(workerRef(ref).module, handed.module);
 });
 
+test('a module is compiled to CommonJS unless something in it needs an ES module', async () => {
+  const dir = tmpDir('dbsmack-module-format-');
+  const write = (name: string, lines: string[]): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
+  };
+  // dbsmack and Node's modules only: CommonJS, the API compiled in, its errors still dbsmack's by class
+  const plain = write('plain.ts', [
+    "import { basename } from 'node:path';",
+    "import { DbError, defineWorkload, oneStatement } from 'dbsmack';",
+    "const e = new DbError('fatal', '42P01', 'no such table', '42P01');",
+    'export default defineWorkload({',
+    "  name: basename('/a/plain'),",
+    '  description: String(e instanceof DbError),',
+    "  client: (ctx) => oneStatement(ctx, () => ({ statement: ctx.statement('one', 'SELECT 1') })),",
+    '});',
+  ]);
+  // top-level await, which esbuild cannot write as CommonJS: an ES module
+  const awaits = write('awaits.ts', [
+    "import { defineWorkload } from 'dbsmack';",
+    'const n = await Promise.resolve(3);',
+    "export default defineWorkload({ name: 'awaits_' + n, client: () => ({ async event() {} }) });",
+  ]);
+  // import.meta beyond url, filename and dirname: an ES module
+  const meta = write('meta.ts', [
+    "import { defineWorkload } from 'dbsmack';",
+    'const resolves = typeof import.meta.resolve;',
+    "export default defineWorkload({ name: 'meta', description: resolves, client: () => ({ async event() {} }) });",
+  ]);
+  const cases: [string, string, RegExp, string | undefined][] = [
+    [plain, 'plain', /-plain\.cjs$/, 'true'],
+    [awaits, 'awaits_3', /-awaits\.mjs$/, undefined],
+    [meta, 'meta', /-meta\.mjs$/, 'function'],
+  ];
+  for (const [file, name, compiled, description] of cases) {
+    const ref = { ref: file, rawOptions: {}, args: [] };
+    const w = await loadWorkload(ref);
+    assert.equal(w.name, name);
+    if (description !== undefined) assert.equal(w.description, description, name);
+    const js = workerRef(ref).module ?? '';
+    assert.match(js, compiled);
+    // what a load worker does with what it is handed
+    assert.equal((await loadWorkload({ ...ref, module: js })).name, name);
+  }
+  // the CLI's bundles run the CommonJS one on load workers, counting as ever
+  const r = await runCli(
+    ['run', plain, '--db', `sqlite:${path.join(dir, 'p.sqlite')}`, '--clients', '3', '--events', '30'],
+    { env: { DBSMACK_CODE_CACHE: tmpDir('dbsmack-module-cli-cache-') } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\b30 queries\b/);
+});
+
 test('a module outside any package runs on the load workers, its errors the engine knows by class', async () => {
   const { dir, mod } = moduleFolder();
   const db = `sqlite:${path.join(dir, 'm.sqlite')}`;

@@ -8,8 +8,8 @@
  * What the compiled module keeps of the source, so that it behaves as it would from its own file:
  * - its local imports (relative paths, its tsconfig's paths, workspace packages linked from elsewhere)
  *   are compiled into it; the rest stays an import: `dbsmack` is the running dbsmack's own public API
- *   (`dist/index.js`: one DbError class and one `oneStatement` marker in the process, whatever the module's
- *   folder has installed), Node's modules by name, and each package by the file it resolves to from the
+ *   (`dist/index.js`, whatever the module's folder has installed: imported by an ES module, compiled into a
+ *   CommonJS one), Node's modules by name, and each package by the file it resolves to from the
  *   importing file's folder (conditions `import`, `node`, `default`; main field before module, as Node.js);
  * - `import.meta.url`, `import.meta.filename` and `import.meta.dirname` of each source file are that file's;
  * - an inline source map: with source maps on (`--debug` turns them on), stack traces name the `.ts` files
@@ -19,6 +19,17 @@
  * own, without its tsconfig's compiler options (decorators, JSX settings). Types are not checked, as tsx
  * does not check them. A module written with `require` fails to load (registry.ts hints at ES modules).
  * A syntax error, or an import that resolves nowhere, is an InputError naming file:line:column.
+ *
+ * Written as CommonJS where the module allows it, else as an ES module. Why: every thread that `import()`s a
+ * file starts Node.js's ES module loader first, where `require` has its loader running already: in a fresh
+ * load worker here 9-10 ms of CPU to import a 7 kB one-file module against 1.6 ms to require the same as
+ * CommonJS, and today's module also imported `dist/index.js`'s eight files (15 ms), in each of a run's
+ * threads (2026-12-06). As CommonJS the public API is compiled into the module (a copy of its own: DbError
+ * and UserError answer `instanceof` for any copy, src/errors.ts; `oneStatement` is known by its shape). The
+ * ES module stays where CommonJS would change what the module means: a package import other than `dbsmack`
+ * and Node's modules (a package may be an ES module only, which Node.js 20 cannot require), a source that
+ * reads `import.meta` or is written as CommonJS itself, top-level await (esbuild cannot write it as
+ * CommonJS). registry.ts requires a compiled `.cjs` and imports a `.mjs`.
  *
  * The compiled module is kept for the next runs (`cached`): esbuild's service and API cost about 0.13 s of
  * CPU a run here, a fifth of a short run's start-up. It is kept in `modules/` of the code cache's folder
@@ -71,8 +82,8 @@ const LOADERS: Record<string, Loader> = {
 };
 
 /**
- * The file URL of `file` compiled to an ES module, compiling it the first time; undefined when esbuild
- * cannot be loaded (the caller then imports the source through tsx, as before).
+ * The file URL of `file` compiled to CommonJS (`.cjs`) or an ES module (`.mjs`), compiling it the first
+ * time; undefined when esbuild cannot be loaded (the caller then imports the source through tsx, as before).
  */
 export async function compileModule(file: string): Promise<string | undefined> {
   const done = compiled.get(file);
@@ -94,9 +105,9 @@ export async function compileModule(file: string): Promise<string | undefined> {
   let outfile: string | undefined;
   if (cache !== undefined) {
     try {
-      mkdirSync(path.dirname(cache.module), { recursive: true });
-      accessSync(path.dirname(cache.module), constants.W_OK);
-      outfile = beside(cache.module);
+      mkdirSync(path.dirname(cache.base), { recursive: true });
+      accessSync(path.dirname(cache.base), constants.W_OK);
+      outfile = beside(cache.base);
     } catch {
       outfile = undefined;
     }
@@ -107,20 +118,66 @@ export async function compileModule(file: string): Promise<string | undefined> {
     } catch (e) {
       throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
     }
-    outfile = path.join(outDir, `${compiled.size + 1}-${stem(file)}.mjs`);
+    outfile = path.join(outDir, `${compiled.size + 1}-${stem(file)}`);
   }
-  let meta: Metafile | undefined;
   const seen = new Map<string, string>();
+  // CommonJS where the module allows it (see the head comment), else an ES module as the source is
+  let meta: Metafile | undefined;
+  let ext: ModuleExt = 'cjs';
+  try {
+    meta = await build(esbuild, file, `${outfile}.cjs`, seen, 'cjs');
+    if (meta === undefined) {
+      ext = 'mjs';
+      meta = await build(esbuild, file, `${outfile}.mjs`, seen, 'esm');
+    }
+  } finally {
+    // The service is a process of its own: not kept for the rest of the run.
+    await esbuild.stop();
+  }
+  const written = `${outfile}.${ext}`;
+  const url =
+    (cache !== undefined &&
+      meta !== undefined &&
+      written.startsWith(cache.base) &&
+      keep(file, cache, written, ext, meta, seen)) ||
+    pathToFileURL(written).href;
+  compiled.set(file, url);
+  return url;
+}
+
+/** How a compiled module is written and loaded: CommonJS (`require`) or an ES module (`import()`). */
+type ModuleFormat = 'cjs' | 'esm';
+/** The compiled module's extension, which says its format to Node.js and to registry.ts. */
+type ModuleExt = 'cjs' | 'mjs';
+
+/**
+ * esbuild's build of `file` into `outfile` as `format`, with its metafile. As CommonJS, undefined (and no
+ * file) where the module needs an ES module: a package import other than `dbsmack` and Node's modules, a
+ * source that reads `import.meta` or is written as CommonJS itself, or anything esbuild cannot write as
+ * CommonJS (top-level await). As an ES
+ * module, a failure is the module's: an InputError naming file:line:column.
+ */
+async function build(
+  esbuild: typeof import('esbuild'),
+  file: string,
+  outfile: string,
+  seen: Map<string, string>,
+  format: ModuleFormat,
+): Promise<Metafile | undefined> {
   const target = `node${process.versions.node}`;
+  const cjs = format === 'cjs';
+  let needsEsm = false;
   const plugin: Plugin = {
     name: 'dbsmack-module',
-    setup(build) {
+    setup(b) {
       // Bare specifiers and Node's modules stay imports (see the head comment).
-      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      b.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData === OWN) return undefined;
-        if (args.path === 'dbsmack') return { path: API.href, external: true };
+        // as CommonJS the public API is compiled in (an ES module's copy cannot be required on Node.js 20)
+        if (args.path === 'dbsmack')
+          return cjs ? { path: fileURLToPath(API) } : { path: API.href, external: true };
         if (isBuiltin(args.path)) return { path: args.path, external: true };
-        const r = await build.resolve(args.path, {
+        const r = await b.resolve(args.path, {
           kind: args.kind,
           resolveDir: args.resolveDir,
           importer: args.importer,
@@ -131,10 +188,12 @@ export async function compileModule(file: string): Promise<string | undefined> {
         // A path of the module's tsconfig, or a workspace's package linked into node_modules: sources of the
         // module's own, compiled into it as its relative imports are.
         if (!r.path.split(path.sep).includes('node_modules')) return { path: r.path };
+        // a package may be an ES module only, which CommonJS cannot require on Node.js 20
+        if (cjs) needsEsm = true;
         return { path: pathToFileURL(r.path).href, external: true };
       });
       // Each source file's own import.meta.url, .filename, .dirname.
-      build.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
+      b.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
         const bytes = readFileSync(args.path);
         // the manifest's hash of what was compiled, not of the file as it may be by the end of the compile
         seen.set(path.resolve(args.path), hash(bytes));
@@ -143,6 +202,11 @@ export async function compileModule(file: string): Promise<string | undefined> {
         // read once: esbuild takes the contents from here rather than reading the file again
         if (!source.includes('import.meta'))
           return { contents: source, loader, resolveDir: path.dirname(args.path) };
+        // dbsmack's own API reads none; a module's import.meta beyond the three below keeps its ES module
+        if (cjs) {
+          needsEsm = true;
+          return { contents: '', loader: 'js', resolveDir: path.dirname(args.path) };
+        }
         try {
           const out = await esbuild.transform(source, {
             loader,
@@ -171,7 +235,7 @@ export async function compileModule(file: string): Promise<string | undefined> {
       entryPoints: [file],
       outfile,
       bundle: true,
-      format: 'esm',
+      format,
       platform: 'node',
       target,
       conditions: [],
@@ -182,42 +246,44 @@ export async function compileModule(file: string): Promise<string | undefined> {
       plugins: [plugin],
       metafile: true,
     });
-    meta = built.metafile;
+    // a source written as CommonJS itself (require, module.exports) keeps the ES module's build and its hint
+    if (cjs && Object.values(built.metafile.inputs).some((i) => i.format === 'cjs')) needsEsm = true;
+    if (cjs && needsEsm) {
+      rmSync(outfile, { force: true });
+      return undefined;
+    }
+    return built.metafile;
   } catch (e) {
+    // As CommonJS: the ES module's build says what is wrong, or builds what CommonJS could not.
+    if (cjs) {
+      rmSync(outfile, { force: true });
+      return undefined;
+    }
     const errors = (e as { errors?: Message[] }).errors;
     if (errors === undefined || errors.length === 0) {
       // not the module's own fault (esbuild's service, the temporary folder), but not dbsmack's either
       throw new InputError(`${file}: cannot compile the workload module: ${(e as Error).message}`);
     }
     throw new InputError(errors.map(describe).join('; '));
-  } finally {
-    // The service is a process of its own: not kept for the rest of the run.
-    await esbuild.stop();
   }
-  const url =
-    (cache !== undefined &&
-      meta !== undefined &&
-      outfile.startsWith(cache.module) &&
-      keep(cache, outfile, meta, seen)) ||
-    pathToFileURL(outfile).href;
-  compiled.set(file, url);
-  return url;
 }
 
 // ---- the compiled modules kept for the next runs ----------------------------------------------------------------
 
 /** What the manifest's format and this file's way of compiling are: another value compiles again. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 
-/** Where a source's compiled module and its manifest are kept. */
+/** Where a source's compiled module (`base` and its extension) and its manifest are kept. */
 interface CacheSlot {
-  module: string;
+  base: string;
   manifest: string;
 }
 
 /** What a kept module was made from (see the head comment). */
 interface Manifest {
   format: number;
+  /** The kept module's extension (CommonJS or an ES module). */
+  ext: ModuleExt;
   source: string;
   /** Files esbuild read, and the config files that could apply to them: path and content hash, or null
    * for one that was not there. */
@@ -243,7 +309,7 @@ function cacheOf(file: string): CacheSlot | undefined {
     JSON.stringify([CACHE_FORMAT, path.resolve(file), process.versions.node, API.href]),
   ).slice(0, 32);
   return {
-    module: path.join(dir, `${name}-${stem(file)}.mjs`),
+    base: path.join(dir, `${name}-${stem(file)}`),
     manifest: path.join(dir, `${name}.json`),
   };
 }
@@ -276,10 +342,12 @@ function cached(slot: CacheSlot): string | undefined {
   try {
     const m = JSON.parse(readFileSync(slot.manifest, 'utf8')) as Manifest;
     if (m.format !== CACHE_FORMAT || !Array.isArray(m.files) || !Array.isArray(m.packages)) return undefined;
+    if (m.ext !== 'cjs' && m.ext !== 'mjs') return undefined;
     for (const [f, h] of m.files) if (fileHash(f) !== h) return undefined;
     for (const p of m.packages) if (!existsSync(p)) return undefined;
-    if (!existsSync(slot.module)) return undefined;
-    return pathToFileURL(slot.module).href;
+    const module = `${slot.base}.${m.ext}`;
+    if (!existsSync(module)) return undefined;
+    return pathToFileURL(module).href;
   } catch {
     return undefined;
   }
@@ -294,8 +362,10 @@ const CONFIG_NAMES = ['tsconfig.json', 'jsconfig.json', 'package.json'];
  * when that failed (`outfile` is used, and removed at the process's exit).
  */
 function keep(
+  source: string,
   slot: CacheSlot,
   outfile: string,
+  ext: ModuleExt,
   meta: Metafile,
   seen: ReadonlyMap<string, string>,
 ): string | undefined {
@@ -316,16 +386,18 @@ function keep(
       .map((i) => fileURLToPath(i.path));
     const manifest: Manifest = {
       format: CACHE_FORMAT,
-      source: read[0] ?? '',
+      ext,
+      source: path.resolve(source),
       files: [...read, ...configs].map((f) => [f, seen.get(f) ?? fileHash(f)]),
       packages: [...new Set(packages)],
     };
     // each written beside and renamed into place: runs at the same time never read half a file
-    renameSync(outfile, slot.module);
+    const module = `${slot.base}.${ext}`;
+    renameSync(outfile, module);
     const tmp = beside(slot.manifest);
     writeFileSync(tmp, JSON.stringify(manifest));
     renameSync(tmp, slot.manifest);
-    return pathToFileURL(slot.module).href;
+    return pathToFileURL(module).href;
   } catch {
     if (existsSync(outfile)) process.once('exit', () => rmSync(outfile, { force: true }));
     return undefined;

@@ -3,9 +3,10 @@
  * a built-in name, a `.smack` file, or a user's TypeScript/JavaScript module.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError, UsageError } from '../errors.ts';
 import { loadModule } from '../load-module.ts';
 import { BUILTIN_DESCRIPTIONS, type BuiltinName } from './catalog.ts';
@@ -103,7 +104,8 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
     const { smackWorkload } = await import('./smack/workload.ts');
     return smackWorkload(ref);
   }
-  let url = pathToFileURL(ref.ref).href;
+  const ownUrl = pathToFileURL(ref.ref).href;
+  let url = ownUrl;
   if (/\.(ts|mts)$/.test(ref.ref)) {
     // Compiled once, in the main thread; a load worker is handed the result (module-compile.ts).
     const js = ref.module ?? (await compileModule(ref.ref));
@@ -117,12 +119,15 @@ export async function loadWorkload(ref: WorkloadRef): Promise<Workload> {
   }
   let mod: { default?: unknown; workload?: unknown };
   try {
-    mod = (await loadModule(url)) as { default?: unknown; workload?: unknown };
+    // a module compiled to CommonJS is required: no ES module loader to start in this thread (module-compile.ts)
+    mod = (
+      url !== ownUrl && url.endsWith('.cjs') ? createRequire(url)(fileURLToPath(url)) : await loadModule(url)
+    ) as { default?: unknown; workload?: unknown };
   } catch (e) {
     const message = (e as Error).message;
     throw new InputError(
       `${ref.ref}: cannot load workload module: ${message}`,
-      // require() in a compiled module (module-compile.ts makes ES modules)
+      // require() of a package in a module compiled as an ES module (module-compile.ts)
       /^Dynamic require of /.test(message)
         ? "write it as an ES module: import { defineWorkload } from 'dbsmack'; export default defineWorkload({ … })"
         : undefined,

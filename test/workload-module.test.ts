@@ -149,6 +149,12 @@ test('a module is compiled to CommonJS unless something in it needs an ES module
     "  client: (ctx) => oneStatement(ctx, () => ({ statement: ctx.statement('one', 'SELECT 1') })),",
     '});',
   ]);
+  // import.meta.url, .filename and .dirname are the source's own as CommonJS too
+  const ownUrl = write('own-url.ts', [
+    "import { defineWorkload } from 'dbsmack';",
+    'const here: string = import.meta.url;',
+    "export default defineWorkload({ name: 'own_url', description: here, client: () => ({ async event() {} }) });",
+  ]);
   // top-level await, which esbuild cannot write as CommonJS: an ES module
   const awaits = write('awaits.ts', [
     "import { defineWorkload } from 'dbsmack';",
@@ -163,6 +169,7 @@ test('a module is compiled to CommonJS unless something in it needs an ES module
   ]);
   const cases: [string, string, RegExp, string | undefined][] = [
     [plain, 'plain', /-plain\.cjs$/, 'true'],
+    [ownUrl, 'own_url', /-own-url\.cjs$/, pathToFileURL(ownUrl).href],
     [awaits, 'awaits_3', /-awaits\.mjs$/, undefined],
     [meta, 'meta', /-meta\.mjs$/, 'function'],
   ];

@@ -27,9 +27,9 @@
  * threads (2026-12-06). As CommonJS the public API is compiled into the module (a copy of its own: DbError
  * and UserError answer `instanceof` for any copy, src/errors.ts; `oneStatement` is known by its shape). The
  * ES module stays where CommonJS would change what the module means: a package import other than `dbsmack`
- * and Node's modules (a package may be an ES module only, which Node.js 20 cannot require), a source that
- * reads `import.meta` or is written as CommonJS itself, top-level await (esbuild cannot write it as
- * CommonJS). registry.ts requires a compiled `.cjs` and imports a `.mjs`.
+ * and Node's modules (a package may be an ES module only, which Node.js 20 cannot require), `import.meta`
+ * beyond the three it defines, a source written as CommonJS itself, top-level await (esbuild cannot write
+ * it as CommonJS). registry.ts requires a compiled `.cjs` and imports a `.mjs`.
  *
  * The compiled module is kept for the next runs (`cached`): esbuild's service and API cost about 0.13 s of
  * CPU a run here, a fifth of a short run's start-up. It is kept in `modules/` of the code cache's folder
@@ -152,10 +152,10 @@ type ModuleExt = 'cjs' | 'mjs';
 
 /**
  * esbuild's build of `file` into `outfile` as `format`, with its metafile. As CommonJS, undefined (and no
- * file) where the module needs an ES module: a package import other than `dbsmack` and Node's modules, a
- * source that reads `import.meta` or is written as CommonJS itself, or anything esbuild cannot write as
- * CommonJS (top-level await). As an ES
- * module, a failure is the module's: an InputError naming file:line:column.
+ * file) where the module needs an ES module: a package import other than `dbsmack` and Node's modules,
+ * `import.meta` beyond `url`, `filename` and `dirname`, a source written as CommonJS itself, or anything
+ * esbuild cannot write as CommonJS (top-level await). As an ES module, a failure is the module's: an
+ * InputError naming file:line:column.
  */
 async function build(
   esbuild: typeof import('esbuild'),
@@ -202,11 +202,6 @@ async function build(
         // read once: esbuild takes the contents from here rather than reading the file again
         if (!source.includes('import.meta'))
           return { contents: source, loader, resolveDir: path.dirname(args.path) };
-        // dbsmack's own API reads none; a module's import.meta beyond the three below keeps its ES module
-        if (cjs) {
-          needsEsm = true;
-          return { contents: '', loader: 'js', resolveDir: path.dirname(args.path) };
-        }
         try {
           const out = await esbuild.transform(source, {
             loader,
@@ -221,6 +216,8 @@ async function build(
             },
             logLevel: 'silent',
           });
+          // import.meta beyond the three above (import.meta.resolve, say) keeps the module an ES module
+          if (cjs && out.code.includes('import.meta')) needsEsm = true;
           return { contents: out.code, loader: 'js', resolveDir: path.dirname(args.path) };
         } catch (e) {
           const errors = (e as { errors?: Message[] }).errors;

@@ -1914,9 +1914,6 @@ napi_value FailSharedThread(napi_env env, napi_callback_info) {
   return r;
 }
 
-// The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
-// function's arguments or results change, so that an addon left from another build is refused with a note
-// (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
 // checksum(bytes): the code cache's checksum of a file's content (src/code-cache.ts `checksum`, which computes
 // the same where this addon is missing): FNV-1a over the native-endian 32-bit words, folded with their
 // running sum, then the bytes past the last whole word. 0.1 ms for the CLI's 0.6 MB cache against 5-7 ms of
@@ -1931,7 +1928,8 @@ napi_value Checksum(napi_env env, napi_callback_info info) {
   napi_value ab;
   bool is = false;
   if (argc < 1 || napi_is_typedarray(env, argv[0], &is) != napi_ok || !is ||
-      napi_get_typedarray_info(env, argv[0], &type, &len, &data, &ab, &offset) != napi_ok || type != napi_uint8_array)
+      napi_get_typedarray_info(env, argv[0], &type, &len, &data, &ab, &offset) != napi_ok ||
+      type != napi_uint8_array)
     return undefinedValue(env);
   const uint8_t* p = static_cast<const uint8_t*>(data);
   size_t words = len / 4;
@@ -1948,6 +1946,9 @@ napi_value Checksum(napi_env env, napi_callback_info info) {
   return r;
 }
 
+// The interface JavaScript was written against (native-core.ts ADDON_INTERFACE): raised whenever a
+// function's arguments or results change, so that an addon left from another build is refused with a note
+// (and the JavaScript path runs) instead of reading responses by the wrong rules. 2: open()'s options.
 // 3: wait() gives way to the thread's libuv timers (a load in the main thread relies on it). 4: submitBatch's
 // `group` (events of several statements are not cut by the budget). 5: failSharedThread() (tests).
 constexpr int32_t INTERFACE = 5;

@@ -1953,7 +1953,23 @@ napi_value Checksum(napi_env env, napi_callback_info info) {
 // `group` (events of several statements are not cut by the budget). 5: failSharedThread() (tests).
 constexpr int32_t INTERFACE = 5;
 
+// The library stays mapped until the process ends, however many threads loaded it (RTLD_NODELETE on our own
+// handle). Why: a load worker that loaded it unloads it when its environment ends, before V8 deletes the
+// worker's isolate, and V8 then calls unmapSource for the bundle's source string (readSource) at an address
+// no longer mapped: a segmentation fault at every run where the main thread had not loaded the addon itself
+// (`--debug`, whose CLI bundle is loaded without readSource). Found 2026-12-06 (gdb: ~ExternalOneByteString-
+// Resource in Heap::ExternalStringTable::TearDown from Isolate::Delete in node::worker::Worker::Run).
+void pinLibrary() {
+  static const bool pinned = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&unmapSource), &info) == 0 || info.dli_fname == nullptr) return false;
+    return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+  }();
+  (void)pinned;
+}
+
 napi_value ModuleInit(napi_env env, napi_value exports) {
+  pinLibrary();
   napi_property_descriptor props[] = {
       {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"open", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},

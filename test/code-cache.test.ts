@@ -209,3 +209,21 @@ test('load workers started at once all take the cache the first run kept, and no
   assert.equal(statSync(file).mtimeMs, kept.time, 'no worker wrote the cache again');
   assert.deepEqual(readFileSync(file), kept.bytes);
 });
+
+test('a run with --debug ends cleanly: the addon a load worker loaded outlives the worker', async (t) => {
+  const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
+  if (!need(t, existsSync(bundle) ? undefined : `the CLI is not bundled (${bundle}): npm run build`)) return;
+  if (!need(t, nativeUnavailable())) return;
+  // --debug loads the CLI's bundle without the addon, so only the workers load it (for their bundle's
+  // source): before 2026-12-06 the first worker to end unloaded it, and V8 then freed that source through a
+  // function no longer mapped (a segmentation fault, exit 139, at every such run)
+  const db = `sqlite:${path.join(tmpDir(), 'debug.sqlite')}`;
+  const r = await runCli(
+    ['run', 'select1', '--db', db, '--clients', '2', '--workers', '2', '--events', '10', '--debug'],
+    {
+      env: { DBSMACK_CODE_CACHE: tmpDir() },
+    },
+  );
+  assert.equal(r.code, 0, `exit ${r.code} (${r.signal ?? 'no signal'}): ${r.stderr}`);
+  assert.match(r.stdout, /\b10 queries\b/);
+});

@@ -79,12 +79,13 @@ test('native io: the core yields its CPU before sleeping with PostgreSQL connect
   // Node and V8 themselves may yield now and then (a spin lock): seen 0 or 1 in a run, against one before
   // nearly every sleep of a load thread serving 8 clients for a second (5,000-9,000 seen with PostgreSQL;
   // 150-500 with MariaDB and three asked, whose batches of 8 connections a thread run on the connections' own
-  // threads, design D, while the load thread sleeps for their completions)
+  // threads, design D, while the load thread sleeps for their completions; 98 once, in a CI run on a slow
+  // 2-core EPYC guest, 2026-12-06: hence more than twice `few` there, still far from the default's under 20)
   const few = 20;
   assert.ok(pg > 10 * few, `PostgreSQL, by default: ${pg} yields`);
   assert.ok(pgOff < few, `PostgreSQL, DBSMACK_NATIVE_YIELDS=0: ${pgOff} yields`);
   assert.ok(my < few, `MariaDB, by default: ${my} yields`);
-  assert.ok(myOn > 5 * few, `MariaDB, DBSMACK_NATIVE_YIELDS=3: ${myOn} yields`);
+  assert.ok(myOn > 2 * few, `MariaDB, DBSMACK_NATIVE_YIELDS=3: ${myOn} yields`);
 });
 
 test('native io: yields that keep finding nothing give up, and try again now and then (statements that sleep on the server)', async (t) => {

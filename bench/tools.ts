@@ -216,7 +216,7 @@ export function serverCpuS(driver: string): number | undefined {
  * switches, summed over /proc/PID/task/N/status), or undefined elsewhere. Per query it says how often a
  * server thread found no next statement waiting when it looked for one: near 0 under sysbench, whose client
  * thread preempts the server thread it wakes and sends before the server reads, 0.6-0.9 under a client that
- * answers many connections from one thread (README, Performance). PostgreSQL's backends are processes that
+ * answers many connections from one thread (docs/performance.md). PostgreSQL's backends are processes that
  * leave with their clients, their counts with them: not counted.
  */
 export function serverSleeps(driver: string): number | undefined {

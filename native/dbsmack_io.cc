@@ -15,7 +15,7 @@
 //
 // Why design B (epoll driven from the load worker's own thread), and D where it does better (below).
 // Measured with bench/native-floor.ts, the raw point select of bench/node-floor.ts on this 2-core machine
-// (see README, Performance):
+// (see docs/performance.md):
 //  (A) a thread per connection with blocking send/recv, completions handed to the JS thread through a
 //      mutex + condition variable: every statement costs two cross-thread wake-ups (submit wakes the I/O
 //      thread, the completion wakes the JS thread), each a futex and a context switch on a machine whose
@@ -812,7 +812,7 @@ int uvTimerLeftMs() {
 // sysbench's threads read theirs: no epoll_wait before each read (design B), and no hand-off of each batch to
 // a thread of its own and back (design D: two epoll_ctl, an eventfd write and read, a futex or three and two
 // context switches a batch). Both were the cost of short batches: pgbench's TPC-B, seven statements a
-// transaction, made ten context switches a transaction against pgbench's seven (see the README, Performance).
+// transaction, made ten context switches a transaction against pgbench's seven (see docs/performance.md).
 // The descriptor is blocking in designs 2 and 3; SO_RCVTIMEO bounds each recv() to SOLO_SLICE_MS, after
 // which wait() looks at libuv's descriptor (a message from the main thread, a signal, an admin connection's
 // reply) and at its timeout. The thread's JavaScript timers (the deadline, progress lines, a 5 ms chain in
@@ -923,7 +923,7 @@ static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMAC
 // clients level (0.97-1.02 of the throughput; the module row's 0.89-0.92 in two runs was 1.01 in twelve runs
 // by hand, six each in turn). `SELECT pg_sleep(0.02)`, 8 clients: 0.08-0.10 yields a statement against 0.6-0.9
 // (test/native-yields; with three before every sleep and no giving up, 2.4).
-// Measured again 2026-12-06 (README, twenty-fifth session; --variant DBSMACK_NATIVE_YIELDS=0, three rounds a
+// Measured again 2026-12-06 (docs/performance.md, twenty-fifth session; --variant DBSMACK_NATIVE_YIELDS=0, three rounds a
 // set): without yields TPC-B at 32 clients (the shared I/O thread's design) cost 0.88 and 0.92 of the
 // default's CPU a transaction in two sets, but the point select, the module and `dbsmack pgbench -S` at 32
 // cost 1.04-1.07 of its CPU a query, with more cross-CPU wake-ups; at 8 clients two sets contradicted each

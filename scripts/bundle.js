@@ -3,7 +3,7 @@
 // the worker's stub (worker.cjs) run through V8's code cache (src/code-cache.ts, bundled alone as
 // code-cache.cjs). Why: Node.js loads an ES module graph file by file (resolve, read, compile, link), and
 // compiles every function a run needs at every run; a single CommonJS file is read and compiled at once, and
-// from the second run of a kind on its functions come from the cache (README, Performance: Start-up). The
+// from the second run of a kind on its functions come from the cache (docs/performance.md: start-up). The
 // pure-JavaScript packages the CLI loads at every start (commander, hdr-histogram-js) are bundled too; the
 // others stay outside, imported from node_modules when needed. Every `import()` goes through
 // src/load-module.ts, which stays outside (load-module.cjs): Node.js 20 cannot `import()` from code that came

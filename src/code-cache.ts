@@ -4,7 +4,7 @@
  * part of dbsmack's start-up (Node.js 20 has no compile cache of its own; 22's `module.enableCompileCache` is
  * the same idea): the main thread parsed and compiled about 1.1 MB of bundled code and each load worker
  * 0.4 MB, at every run. With the cache, V8 reads the bytecode of every function the last run of the same kind
- * compiled instead (README, Performance).
+ * compiled instead (docs/performance.md).
  *
  * The cache is a file per bundle and per key (the command for the CLI, the driver for a worker, since each
  * compiles other functions), named after the bundle's size and modification time, in `v8-cache/` beside the
@@ -12,10 +12,9 @@
  * it checks the source only by its length, which is why the name carries the bundle's size and time. Each
  * file carries a checksum of its content ahead of V8's data (`sealed`, `unsealed`: V8 checks only its
  * header, and a file damaged inside would make it abort the process). A cache is written when there was
- * none or V8 refused it, after a run that went
- * well (`saveCodeCache`: the CLI when its command returns 0, a worker before it reports its run done, so
- * that the functions of the statement loop are in it), to a temporary file renamed into place: runs at the
- * same time never read half a file. A folder that cannot be written (a package installed by another user)
+ * none or V8 refused it, after a run that went well (`saveCodeCache`: the CLI when its command returns 0, a
+ * worker before it reports its run done, so that the functions of the statement loop are in it), to a
+ * temporary file renamed into place: runs at the same time never read half a file. A folder that cannot be written (a package installed by another user)
  * means no cache, nothing else.
  *
  * With `--debug` the CLI's bundle is loaded by Node.js's own loader, which reads its source map (the stack

@@ -216,9 +216,9 @@ export function askedDesign(): number | undefined {
 /**
  * Fewest PostgreSQL clients of a run for which one load thread with the core's shared I/O thread (design 4)
  * is the default (capacity.ts `defaultWorkers`, and `loadDesign`; for `dbsmack pgbench -j 2` too: pgbench.ts
- * `pgbenchWorkers`). Measured on a 2-core machine against the two load threads of design 3 (README,
- * Performance, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in rate mode at 64, less CPU a query and
- * less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead in one
+ * `pgbenchWorkers`). Measured on a 2-core machine against the two load threads of design 3
+ * (docs/performance.md, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in rate mode at 64, less CPU a
+ * query and less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead in one
  * run, in another the point select costlier). At 8 again on a third (2026-12-06, bench/peers --time 8
  * --clients 8 --only postgres,pgbench --variant "" --variant "DBSMACK_NATIVE_DESIGN=4 --workers 1", two sets,
  * 4 and 6 rounds): its q/s 0.96-1.08 of the two threads' (median of each row's rounds: point select 1.00 and
@@ -285,7 +285,7 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * four rounds: point select 1.06 of sysbench's q/s against 1.01, the module 1.00 against 0.97, the server's
  * CPU a query 0.92-0.93 of the shared loop's, but the client's after start-up 1.03 against 0.87 and 1.14
  * against 1.02 of the peer's, and start-up 1.00-1.27 s against 0.28-0.40. Kept for the throughput and the
- * server's cost, which both machines favour; the client's price differs by machine (README, Performance).
+ * server's cost, which both machines favour; the client's price differs by machine (docs/performance.md).
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -84,7 +84,7 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * was the limit on a 2-core box (its replies wait while it runs JavaScript or sleeps in epoll), and a second
  * raised PostgreSQL point selects at 8 clients from 0.77 to 1.12 of sysbench's throughput at 10% less CPU
  * per query, and MariaDB's at 32 clients from 0.8 to 0.9, at 8 clients neither better nor worse
- * (README "Performance", 2026-12-01). Measured again on 2026-12-03 with the start-up and compile savings
+ * (docs/performance.md, 2026-12-01). Measured again on 2026-12-03 with the start-up and compile savings
  * since, one worker against two at 2 to 32 clients (bench/peers --variant="--workers 1"): one made 0.66 to
  * 1.00 of two's queries per second (PostgreSQL at 2 clients 0.66, everywhere else 0.91 to 1.00), with 0.05
  * to 0.08 s less start-up and, on PostgreSQL from 4 clients up, 4 to 21% less CPU per query (24% more at

@@ -3,7 +3,7 @@
  * load workers import the JavaScript (`WorkloadRef.module`). Why: the alternative, tsx's loader hooks,
  * starts a hooks thread (another Node.js isolate) and esbuild's service in every thread that imports a `.ts`
  * file: about 0.3 s of CPU per thread here, 1.4 s for a run with two load workers, against 0.7 s for the
- * whole of a run of a built-in workload (README, Performance). Compiling once costs one esbuild service.
+ * whole of a run of a built-in workload (docs/performance.md). Compiling once costs one esbuild service.
  *
  * What the compiled module keeps of the source, so that it behaves as it would from its own file:
  * - its local imports (relative paths, its tsconfig's paths, workspace packages linked from elsewhere)

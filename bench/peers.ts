@@ -28,6 +28,13 @@
  * second per run, in every run). The whole-process ratio of a run of T seconds is roughly (start-up +
  * T × q/s × µs/q after start-up) of each.
  *
+ * And the steady state, alike for both sides (bench/steady.ts): each timed run's process is sampled from
+ * /proc every 100 ms while it runs, and its CPU over the tool's seconds 4 to T-1 divided by the queries its
+ * own per-second report gives those seconds (sysbench --report-interval=1, pgbench -P 1, dbsmack's
+ * intervals) is "steady µs/q" (with --time 6 or more; "-" otherwise, and for SQLite's bare loop). Whole,
+ * after start-up and steady together say where a difference lies: in starting, in the first seconds (each
+ * thread's code compiled, the server's backends fresh) or in every query.
+ *
  * Where the server runs on this machine (127.0.0.1, localhost or a socket), it also prints the server's CPU
  * per query under each client (its processes' accounting, PostgreSQL's exited backends included), and the
  * machine's cross-CPU wake-ups per query (/proc/interrupts RES + CAL). On a small virtual machine these
@@ -68,6 +75,7 @@ import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf, positiveIn, positivesOf } from './args.ts';
+import { pgbenchSeconds, type Second, steadyUs } from './steady.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -205,11 +213,14 @@ type PgbenchScript = 'select' | 'select-simple' | 'tpcb' | 'tpcb-simple';
 function pgbench(url: string, n: number, script: PgbenchScript, once = false): Sample {
   const t = parseTarget(url);
   const args = pgbenchArgs(script, n, once);
-  const r = timed('pgbench', [...args, ...pgConn(t), t.database ?? 'test']);
+  // a timed run reports each second (-P 1, on stderr) for its steady state (steady.ts)
+  const report = once ? [] : ['-P', '1'];
+  const r = timed('pgbench', [...args, ...report, ...pgConn(t), t.database ?? 'test'], process.env, !once);
   return {
     queries: must(/number of transactions actually processed: (\d+)/, r.stdout, 'transactions'),
     qps: must(/tps = ([\d.]+) \(without initial connection time\)/, r.stdout, 'tps'),
     cpuS: r.cpuS,
+    ...(once ? {} : { steadyUs: steadyUs(r.series, pgbenchSeconds(r.stderr), TIME) }),
   };
 }
 
@@ -237,18 +248,32 @@ function dbsmackPgbench(url: string, n: number, script: PgbenchScript, v: Varian
       ...inPgbenchWords(v.args),
     ],
     v.env,
+    !once,
   );
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; events: number; eps: number };
     client_cpu: { us_per_query: number };
+    intervals: IntervalRates[];
   };
   return {
     queries: res.totals.events,
     qps: res.totals.eps,
     cpuS: r.cpuS,
     runUs: (res.client_cpu.us_per_query * res.totals.queries) / Math.max(1, res.totals.events),
+    ...(once ? {} : { steadyUs: steadyUs(r.series, seconds(res.intervals, 'eps'), TIME) }),
   };
 }
+
+/** What the steady state reads of a RunResult's intervals (IntervalPoint). */
+interface IntervalRates {
+  t: number;
+  qps: number;
+  eps: number;
+}
+
+/** A RunResult's intervals as the seconds of its report: queries (`qps`) or events (`eps`) a second. */
+const seconds = (intervals: readonly IntervalRates[], rate: 'qps' | 'eps'): Second[] =>
+  intervals.map((i) => ({ t: i.t, rate: i[rate] }));
 
 /** `dbsmack run`: for TIME seconds, or (`once`) for one event per client. */
 function dbsmack(
@@ -262,16 +287,18 @@ function dbsmack(
   const limit = once
     ? [...dbsmackRunArgs(workload, url, n, 0, args), '--events', String(n)]
     : dbsmackRunArgs(workload, url, n, TIME, args);
-  const r = timed(process.execPath, [...limit, '--no-history', '-q', ...EXTRA, ...v.args], v.env);
+  const r = timed(process.execPath, [...limit, '--no-history', '-q', ...EXTRA, ...v.args], v.env, !once);
   const res = JSON.parse(r.stdout) as {
     totals: { queries: number; qps: number };
     client_cpu: { us_per_query: number };
+    intervals: IntervalRates[];
   };
   return {
     queries: res.totals.queries,
     qps: res.totals.qps,
     cpuS: r.cpuS,
     runUs: res.client_cpu.us_per_query,
+    ...(once ? {} : { steadyUs: steadyUs(r.series, seconds(res.intervals, 'qps'), TIME) }),
   };
 }
 
@@ -330,7 +357,7 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined),
+      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined, true),
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
@@ -341,7 +368,7 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url),
-      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined),
+      runPeer: (once) => sysbenchRun('oltp_point_select', url, n, SIZE, TIME, once ? n : undefined, true),
       runDbsmack: (v, once) => dbsmack(v, 'oltp_point_select', url, n, sysbenchArgs, once),
     });
   }
@@ -360,7 +387,7 @@ for (const n of CLIENTS) {
       peer: 'sysbench',
       clients: n,
       server: localServer(url as string),
-      runPeer: (once) => sysbenchRun(workload, url as string, n, SIZE, TIME, once ? n : undefined),
+      runPeer: (once) => sysbenchRun(workload, url as string, n, SIZE, TIME, once ? n : undefined, true),
       runDbsmack: (v, once) => dbsmack(v, workload, url as string, n, sysbenchArgs, once),
     });
   }
@@ -486,6 +513,8 @@ const header = [
   'start-up s peer/dbsmack',
   'µs/q after start-up peer/dbsmack',
   'ratio after start-up',
+  'steady µs/q peer/dbsmack',
+  'steady ratio',
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
   'server sleeps/q peer/dbsmack',
@@ -548,6 +577,12 @@ for (const p of pairs) {
   const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
   const sleeps = (s: Sample[]): string =>
     s.some((x) => x.sleeps === undefined) ? '-' : f2(median(s.map((x) => (x.sleeps as number) / x.queries)));
+  /** The median of the runs' steady-state CPU a query (steady.ts), when every run has one. */
+  const steady = (s: Sample[]): number | undefined => {
+    const xs = s.flatMap((x) => (x.steadyUs === undefined ? [] : [x.steadyUs]));
+    return xs.length > 0 && xs.length === s.length ? median(xs) : undefined;
+  };
+  const peerSteady = steady(peer);
   const pq = median(peer.map((s) => s.qps));
   const first = ours[0] ?? [];
   VARIANTS.forEach((v, k) => {
@@ -555,6 +590,7 @@ for (const p of pairs) {
     const mineOnce = oursOnce[k] ?? [];
     const mineEach = afterStartEach(mine, mineOnce);
     const mineAfter = median(mineEach);
+    const mineSteady = steady(mine);
     const ratios = mine.map((s, i) => s.qps / (peer[i] as Sample).qps);
     const vsFirst = k === 0 ? [] : mine.map((s, i) => s.qps / (first[i] as Sample).qps);
     console.log(
@@ -571,6 +607,8 @@ for (const p of pairs) {
         `${f2(startS(peerOnce))} / ${f2(startS(mineOnce))}`,
         `${f1(peerAfter)} / ${f1(mineAfter)}`,
         f2(mineAfter / peerAfter),
+        `${peerSteady === undefined ? '-' : f1(peerSteady)} / ${mineSteady === undefined ? '-' : f1(mineSteady)}`,
+        peerSteady === undefined || mineSteady === undefined ? '-' : f2(mineSteady / peerSteady),
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
         `${sleeps(peer)} / ${sleeps(mine)}`,

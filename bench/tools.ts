@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
 import { clockTicks, parseStat, statField } from '../src/probe/proc-tasks.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
+import { startSampling, steadyUs, stopSampling, sysbenchSeconds } from './steady.ts';
 
 type Target = ReturnType<typeof parseTarget>;
 
@@ -47,26 +48,34 @@ export interface Sample {
   qps: number;
   queries: number;
   cpuS: number;
+  /** CPU µs a query over the run's steady seconds (steady.ts), when asked for and the run long enough. */
+  steadyUs?: number;
 }
 
-/** Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too). */
+/**
+ * Run a command under /usr/bin/time and return its output and CPU seconds (user + system, children too);
+ * `sampled`: its CPU sampled while it runs too (steady.ts), as [seconds since the start, CPU seconds].
+ */
 export function timed(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { stdout: string; stderr: string; cpuS: number } {
+  sampled = false,
+): { stdout: string; stderr: string; cpuS: number; series: [number, number][] } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-bench-'));
   const tfile = path.join(dir, 'time');
   try {
+    if (sampled) startSampling();
     const r = spawnSync('/usr/bin/time', ['-f', '%U %S', '-o', tfile, cmd, ...args], {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
       env,
     });
+    const series = sampled ? stopSampling() : [];
     if (r.status !== 0)
       throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
     const [u, s] = readFileSync(tfile, 'utf8').trim().split('\n').pop()?.split(' ').map(Number) ?? [];
-    return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0) };
+    return { stdout: r.stdout, stderr: r.stderr, cpuS: (u ?? 0) + (s ?? 0), series };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -80,7 +89,10 @@ export function must(re: RegExp, text: string, what: string): number {
 }
 
 /** `sysbench oltp_point_select run` on sbtest1 (`size` rows) with `n` threads for `time` seconds. */
-/** sysbench's `workload` (oltp_point_select, oltp_read_only, …) on sbtest1 with `n` threads. */
+/**
+ * sysbench's `workload` (oltp_point_select, oltp_read_only, …) on sbtest1 with `n` threads; `steady`: with
+ * its per-second report, and the steady state's CPU a query (steady.ts) of a timed run.
+ */
 export function sysbenchRun(
   workload: string,
   url: string,
@@ -88,15 +100,19 @@ export function sysbenchRun(
   size: number,
   time: number,
   events?: number,
+  steady = false,
 ): Sample {
   const args = [workload, ...sysbenchDbArgs(parseTarget(url)), '--tables=1', `--table-size=${size}`];
   // `events`: stop after that many events in all, with no time limit (a run that measures start-up)
   const limit = events === undefined ? [`--time=${time}`] : [`--events=${events}`, '--time=0'];
-  const r = timed('sysbench', [...args, `--threads=${n}`, ...limit, 'run']);
+  const sample = steady && events === undefined;
+  const report = sample ? ['--report-interval=1'] : [];
+  const r = timed('sysbench', [...args, `--threads=${n}`, ...limit, ...report, 'run'], process.env, sample);
   return {
     queries: must(/^\s+queries:\s+(\d+)/m, r.stdout, 'queries'),
     qps: must(/^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)/m, r.stdout, 'qps'),
     cpuS: r.cpuS,
+    ...(sample ? { steadyUs: steadyUs(r.series, sysbenchSeconds(r.stdout), time) } : {}),
   };
 }
 

@@ -4,19 +4,23 @@
  *
  *   node --import tsx bench/builds.ts --a /path/to/old/checkout --b . [--workload oltp_point_select]
  *        [--db URL,URL] [--clients 1,8] [--time 5] [--pairs 3] [--table-size 100000]
- *        [--env-a K=V,…] [--env-b K=V,…]
+ *        [--args="--scale 1"] [--env-a K=V,…] [--env-b K=V,…] (with "=": the value starts with a dash)
  *
  * Each checkout must be built (`npm run build`: its bin/dbsmack.js runs dist/). The workload's tables must be
- * there (`dbsmack prepare WORKLOAD --db URL --table-size N`). For each URL and client count it prints every
- * pair's B/A ratio of queries per second and of client CPU per query, both over the measured part (the
- * RunResult's `totals.qps` and `client_cpu`), and of the whole process's CPU per query by the kernel's
- * accounting (start-up included), then the median of each ratio. On a shared 2-core machine the pairs differ by
- * 5–15%: only a median well away from 1 over several pairs says something.
+ * there (`dbsmack prepare WORKLOAD --db URL --table-size N`); `--table-size` goes to built-in workloads only,
+ * not to a file (a smack file, a pgbench script, a module such as ./bench/pgbench-select.ts), whose own
+ * options `--args` gives. For each URL and client count it prints every pair's B/A ratio of queries per
+ * second and of client CPU per query, both over the measured part (the RunResult's `totals.qps` and
+ * `client_cpu`), of the whole process's CPU per query by the kernel's accounting (start-up included), and of
+ * the steady state's (the tool's seconds 4 to T-1, bench/steady.ts; with --time 6 or more), then the median
+ * of each ratio. On a shared 2-core machine the pairs differ by 5–15%: only a median well away from 1 over
+ * several pairs says something.
  */
 import path from 'node:path';
 import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
+import { steadyUs } from './steady.ts';
 import { timed } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -32,6 +36,7 @@ const { values } = benchArgs(import.meta.url, {
     time: { type: 'string', default: '5' },
     pairs: { type: 'string', default: '3' },
     'table-size': { type: 'string', default: '100000' },
+    args: { type: 'string', default: '' },
     'env-a': { type: 'string', default: '' },
     'env-b': { type: 'string', default: '' },
   },
@@ -43,7 +48,13 @@ if (values.a === undefined) {
 
 const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients, true);
 const PAIRS = positiveOf(import.meta.url, 'pairs', values.pairs);
-positiveOf(import.meta.url, 'time', values.time);
+const TIME = positiveOf(import.meta.url, 'time', values.time);
+/** A file (smack file, pgbench script, module) has no --table-size of its own. */
+const builtIn = !/[/\\]|\.(smack|sql|ts|mts|js|mjs|cjs)$/.test(values.workload);
+const EXTRA = [
+  ...(builtIn ? ['--table-size', values['table-size']] : []),
+  ...values.args.split(/\s+/).filter((a) => a !== ''),
+];
 positiveOf(import.meta.url, 'table-size', values['table-size']);
 
 const envOf = (spec: string): Record<string, string> =>
@@ -62,6 +73,8 @@ interface Figures {
   qps: number;
   cpuUs: number;
   wholeUs: number;
+  /** The steady state's CPU a query (bench/steady.ts), NaN when the run is too short for it. */
+  steadyUs: number;
 }
 
 function once(arm: (typeof arms)[number], url: string, clients: number): Figures {
@@ -73,8 +86,7 @@ function once(arm: (typeof arms)[number], url: string, clients: number): Figures
       values.workload,
       '--db',
       url,
-      '--table-size',
-      values['table-size'],
+      ...EXTRA,
       '--clients',
       String(clients),
       '--time',
@@ -84,6 +96,7 @@ function once(arm: (typeof arms)[number], url: string, clients: number): Figures
       '--no-history',
     ],
     { ...process.env, ...arm.env },
+    true,
   );
   const res = JSON.parse(r.stdout) as RunResult;
   const q = res.totals.queries;
@@ -92,6 +105,12 @@ function once(arm: (typeof arms)[number], url: string, clients: number): Figures
     qps: res.totals.qps,
     cpuUs: cpu ? (1e6 * (cpu.user_s + cpu.system_s)) / q : Number.NaN,
     wholeUs: (1e6 * r.cpuS) / q,
+    steadyUs:
+      steadyUs(
+        r.series,
+        res.intervals.map((i) => ({ t: i.t, rate: i.qps })),
+        TIME,
+      ) ?? Number.NaN,
   };
 }
 
@@ -100,10 +119,17 @@ const f2 = (v: number): string => v.toFixed(2);
 console.log(
   `# B/A: B = ${values.b} ${values['env-b']}, A = ${values.a} ${values['env-a']}; ${values.workload}`,
 );
-console.log('target\tclients\tpair\tA q/s\tB q/s\tq/s B/A\tcpu/q B/A (measured)\tcpu/q B/A (whole)');
+console.log(
+  'target\tclients\tpair\tA q/s\tB q/s\tq/s B/A\tcpu/q B/A (measured)\tcpu/q B/A (whole)\tcpu/q B/A (steady)',
+);
 for (const url of values.db.split(',')) {
   for (const clients of CLIENTS) {
-    const ratios = { qps: [] as number[], cpu: [] as number[], whole: [] as number[] };
+    const ratios = {
+      qps: [] as number[],
+      cpu: [] as number[],
+      whole: [] as number[],
+      steady: [] as number[],
+    };
     for (let i = 0; i < PAIRS; i++) {
       // A B, then B A: the second arm of a pair runs on a machine the first has warmed
       const order = i % 2 === 0 ? arms : [...arms].reverse();
@@ -113,13 +139,15 @@ for (const url of values.db.split(',')) {
       ratios.qps.push(b.qps / a.qps);
       ratios.cpu.push(b.cpuUs / a.cpuUs);
       ratios.whole.push(b.wholeUs / a.wholeUs);
+      ratios.steady.push(b.steadyUs / a.steadyUs);
       console.log(
         `${url.split(':')[0]}\t${clients}\t${i + 1}${order[0]?.name}\t${Math.round(a.qps)}\t${Math.round(b.qps)}\t` +
-          `${f2(b.qps / a.qps)}\t${f2(b.cpuUs / a.cpuUs)}\t${f2(b.wholeUs / a.wholeUs)}`,
+          `${f2(b.qps / a.qps)}\t${f2(b.cpuUs / a.cpuUs)}\t${f2(b.wholeUs / a.wholeUs)}\t${f2(b.steadyUs / a.steadyUs)}`,
       );
     }
     console.log(
-      `${url.split(':')[0]}\t${clients}\tmedian\t\t\t${f2(median(ratios.qps))}\t${f2(median(ratios.cpu))}\t${f2(median(ratios.whole))}`,
+      `${url.split(':')[0]}\t${clients}\tmedian\t\t\t${f2(median(ratios.qps))}\t${f2(median(ratios.cpu))}\t` +
+        `${f2(median(ratios.whole))}\t${f2(median(ratios.steady))}`,
     );
   }
 }

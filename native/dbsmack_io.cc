@@ -923,11 +923,11 @@ static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMAC
 // clients level (0.97-1.02 of the throughput; the module row's 0.89-0.92 in two runs was 1.01 in twelve runs
 // by hand, six each in turn). `SELECT pg_sleep(0.02)`, 8 clients: 0.08-0.10 yields a statement against 0.6-0.9
 // (test/native-yields; with three before every sleep and no giving up, 2.4).
-// Measured again 2026-12-06 (docs/performance.md, twenty-fifth session; --variant DBSMACK_NATIVE_YIELDS=0, three rounds a
-// set): without yields TPC-B at 32 clients (the shared I/O thread's design) cost 0.88 and 0.92 of the
-// default's CPU a transaction in two sets, but the point select, the module and `dbsmack pgbench -S` at 32
-// cost 1.04-1.07 of its CPU a query, with more cross-CPU wake-ups; at 8 clients two sets contradicted each
-// other, at 16 level or worse. Kept.
+// Measured again 2026-12-06 (docs/performance.md, twenty-fifth session; --variant DBSMACK_NATIVE_YIELDS=0,
+// three rounds a set): without yields TPC-B at 32 clients (the shared I/O thread's design) cost 0.88 and 0.92
+// of the default's CPU a transaction in two sets, but the point select, the module and `dbsmack pgbench -S`
+// at 32 cost 1.04-1.07 of its CPU a query, with more cross-CPU wake-ups; at 8 clients two sets contradicted
+// each other, at 16 level or worse. Kept.
 constexpr int YIELD_SHARE_ONE = 256;  // the share's unit: 256 is every round
 constexpr int YIELD_SHARE_MIN = YIELD_SHARE_ONE / 2;
 constexpr unsigned YIELD_PROBE = 8;

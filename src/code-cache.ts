@@ -14,8 +14,8 @@
  * header, and a file damaged inside would make it abort the process). A cache is written when there was
  * none or V8 refused it, after a run that went well (`saveCodeCache`: the CLI when its command returns 0, a
  * worker before it reports its run done, so that the functions of the statement loop are in it), to a
- * temporary file renamed into place: runs at the same time never read half a file. A folder that cannot be written (a package installed by another user)
- * means no cache, nothing else.
+ * temporary file renamed into place: runs at the same time never read half a file. A folder that cannot be
+ * written (a package installed by another user) means no cache, nothing else.
  *
  * With `--debug` the CLI's bundle is loaded by Node.js's own loader, which reads its source map (the stack
  * traces of scripts compiled here would name the bundle's lines). Code that came from the cache cannot

@@ -218,12 +218,12 @@ export function askedDesign(): number | undefined {
  * is the default (capacity.ts `defaultWorkers`, and `loadDesign`; for `dbsmack pgbench -j 2` too: pgbench.ts
  * `pgbenchWorkers`). Measured on a 2-core machine against the two load threads of design 3
  * (docs/performance.md, 2026-12-05): at 16, 32, 64, 96 and 128 clients and in rate mode at 64, less CPU a
- * query and less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead in one
- * run, in another the point select costlier). At 8 again on a third (2026-12-06, bench/peers --time 8
+ * query and less start-up at about the same throughput; at 4 and 8 mixed in three runs on two machines (ahead
+ * in one run, in another the point select costlier). At 8 again on a third (2026-12-06, bench/peers --time 8
  * --clients 8 --only postgres,pgbench --variant "" --variant "DBSMACK_NATIVE_DESIGN=4 --workers 1", two sets,
  * 4 and 6 rounds): its q/s 0.96-1.08 of the two threads' (median of each row's rounds: point select 1.00 and
- * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower in
- * all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
+ * 1.08, the module 0.96 and 1.01, `dbsmack pgbench -S` 1.03 and 1.02), the whole process's CPU a query lower
+ * in all six rows (against the peer's: 1.02/1.11, 1.08/1.09, 1.00/1.11; 0.89/1.00, 1.16/1.18, 1.14/1.20), the
  * start-up 0.22-0.42 s against 0.31-0.52 (one V8 isolate fewer), the CPU after start-up lower in five of six.
  * So from 8. Below, the same variants (2026-12-06, four rounds): at 2 clients 0.81-0.87 of the two threads'
  * q/s (each reads its one connection with blocking calls), at 4 0.89-1.04: two load threads stay. MySQL keeps

@@ -130,12 +130,12 @@ const writeUtf8: (b: Buffer, s: string, off: number) => number =
 const converted: (string | null)[] = [];
 
 /**
- * A big-endian 32-bit integer at `at`, byte by byte. Why not `Buffer#writeInt32BE` (nor `Buffer#copy` for the
- * fixed parts below, which `TypedArray#set` replaces): Bind is written once a statement, and each load thread's
- * V8 optimises it anew in a run's first second; Node.js's versions are JavaScript that checks its arguments
- * (copy makes a view of the source too), and inlined they made bindMessage's optimised code a third larger to
- * compile (43 ms against 29 of TurboFan's time for the whole chain, node --trace-opt) and 30-80 ns slower a
- * call (147-212 against 180-300 ns, a million calls, three pairs in turn).
+ * A big-endian 32-bit integer at `at`, byte by byte. Why not `Buffer#writeInt32BE` (nor `Buffer#copy` for
+ * the fixed parts below, which `TypedArray#set` replaces): Bind is written once a statement, and each load
+ * thread's V8 optimises it anew in a run's first second; Node.js's versions are JavaScript that checks its
+ * arguments (copy makes a view of the source too), and inlined they made bindMessage's optimised code a third
+ * larger to compile (43 ms against 29 of TurboFan's time for the whole chain, node --trace-opt) and 30-80 ns
+ * slower a call (147-212 against 180-300 ns, a million calls, three pairs in turn).
  */
 function int32At(b: Buffer, at: number, v: number): void {
   b[at] = v >>> 24;

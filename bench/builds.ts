@@ -20,7 +20,7 @@ import path from 'node:path';
 import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
-import { steadyUs } from './steady.ts';
+import { dbsmackSeconds, steadyUs } from './steady.ts';
 import { timed } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
@@ -106,12 +106,7 @@ function once(arm: (typeof arms)[number], url: string, clients: number): Figures
     qps: res.totals.qps,
     cpuUs: cpu ? (1e6 * (cpu.user_s + cpu.system_s)) / q : Number.NaN,
     wholeUs: (1e6 * r.cpuS) / q,
-    steadyUs:
-      steadyUs(
-        r.series,
-        res.intervals.map((i) => ({ t: i.t, rate: i.qps })),
-        TIME,
-      ) ?? Number.NaN,
+    steadyUs: steadyUs(r.series, dbsmackSeconds(res.intervals, 'qps'), TIME) ?? Number.NaN,
   };
 }
 

@@ -75,7 +75,7 @@ import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf, positiveIn, positivesOf } from './args.ts';
-import { pgbenchSeconds, type Second, steadyUs } from './steady.ts';
+import { dbsmackSeconds, type IntervalRates, pgbenchSeconds, steadyUs } from './steady.ts';
 import {
   countRows,
   DBSMACK_BIN,
@@ -261,20 +261,9 @@ function dbsmackPgbench(url: string, n: number, script: PgbenchScript, v: Varian
     qps: res.totals.eps,
     cpuS: r.cpuS,
     runUs: (res.client_cpu.us_per_query * res.totals.queries) / Math.max(1, res.totals.events),
-    ...(once ? {} : { steadyUs: steadyUs(r.series, seconds(res.intervals, 'eps'), TIME) }),
+    ...(once ? {} : { steadyUs: steadyUs(r.series, dbsmackSeconds(res.intervals, 'eps'), TIME) }),
   };
 }
-
-/** What the steady state reads of a RunResult's intervals (IntervalPoint). */
-interface IntervalRates {
-  t: number;
-  qps: number;
-  eps: number;
-}
-
-/** A RunResult's intervals as the seconds of its report: queries (`qps`) or events (`eps`) a second. */
-const seconds = (intervals: readonly IntervalRates[], rate: 'qps' | 'eps'): Second[] =>
-  intervals.map((i) => ({ t: i.t, rate: i[rate] }));
 
 /** `dbsmack run`: for TIME seconds, or (`once`) for one event per client. */
 function dbsmack(
@@ -299,7 +288,7 @@ function dbsmack(
     qps: res.totals.qps,
     cpuS: r.cpuS,
     runUs: res.client_cpu.us_per_query,
-    ...(once ? {} : { steadyUs: steadyUs(r.series, seconds(res.intervals, 'qps'), TIME) }),
+    ...(once ? {} : { steadyUs: steadyUs(r.series, dbsmackSeconds(res.intervals, 'qps'), TIME) }),
   };
 }
 

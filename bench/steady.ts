@@ -158,6 +158,18 @@ export function sysbenchSeconds(stdout: string): Second[] {
   }));
 }
 
+/** What the steady state reads of a RunResult's intervals (IntervalPoint). */
+export interface IntervalRates {
+  t: number;
+  qps: number;
+  eps: number;
+}
+
+/** dbsmack's report: a RunResult's intervals, queries (`qps`) or events (`eps`) a second. */
+export function dbsmackSeconds(intervals: readonly IntervalRates[], rate: 'qps' | 'eps'): Second[] {
+  return intervals.map((i) => ({ t: i.t, rate: i[rate] }));
+}
+
 /** pgbench's `-P 1` lines (on stderr): `progress: 4.0 s, 34161.5 tps, …`, transactions a second. */
 export function pgbenchSeconds(stderr: string): Second[] {
   return [...stderr.matchAll(/^progress: ([\d.]+) s, ([\d.]+) tps/gm)].map((m) => ({

@@ -125,10 +125,10 @@ export async function compileModule(file: string): Promise<string | undefined> {
   let meta: Metafile | undefined;
   let ext: ModuleExt = 'cjs';
   try {
-    meta = await build(esbuild, file, `${outfile}.cjs`, seen, 'cjs');
+    meta = await build(esbuild, file, outfile, seen, 'cjs');
     if (meta === undefined) {
       ext = 'mjs';
-      meta = await build(esbuild, file, `${outfile}.mjs`, seen, 'esm');
+      meta = await build(esbuild, file, outfile, seen, 'mjs');
     }
   } finally {
     // The service is a process of its own: not kept for the rest of the run.
@@ -145,13 +145,14 @@ export async function compileModule(file: string): Promise<string | undefined> {
   return url;
 }
 
-/** How a compiled module is written and loaded: CommonJS (`require`) or an ES module (`import()`). */
-type ModuleFormat = 'cjs' | 'esm';
-/** The compiled module's extension, which says its format to Node.js and to registry.ts. */
+/**
+ * The compiled module's extension, which says its format to Node.js and to registry.ts: CommonJS (`.cjs`,
+ * required) or an ES module (`.mjs`, imported).
+ */
 type ModuleExt = 'cjs' | 'mjs';
 
 /**
- * esbuild's build of `file` into `outfile` as `format`, with its metafile. As CommonJS, undefined (and no
+ * esbuild's build of `file` into `base` and `ext`, in the format the extension says, with its metafile. As CommonJS, undefined (and no
  * file) where the module needs an ES module: a package import other than `dbsmack` and Node's modules,
  * `import.meta` beyond `url`, `filename` and `dirname`, a source written as CommonJS itself, or anything
  * esbuild cannot write as CommonJS (top-level await). As an ES module, a failure is the module's: an
@@ -160,12 +161,13 @@ type ModuleExt = 'cjs' | 'mjs';
 async function build(
   esbuild: typeof import('esbuild'),
   file: string,
-  outfile: string,
+  base: string,
   seen: Map<string, string>,
-  format: ModuleFormat,
+  ext: ModuleExt,
 ): Promise<Metafile | undefined> {
   const target = `node${process.versions.node}`;
-  const cjs = format === 'cjs';
+  const cjs = ext === 'cjs';
+  const outfile = `${base}.${ext}`;
   let needsEsm = false;
   const plugin: Plugin = {
     name: 'dbsmack-module',
@@ -232,7 +234,7 @@ async function build(
       entryPoints: [file],
       outfile,
       bundle: true,
-      format,
+      format: cjs ? 'cjs' : 'esm',
       platform: 'node',
       target,
       conditions: [],

@@ -16,6 +16,7 @@
  * of each ratio. On a shared 2-core machine the pairs differ by 5–15%: only a median well away from 1 over
  * several pairs says something.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
@@ -69,6 +70,17 @@ const arms = [
   { name: 'A', bin: path.resolve(values.a, 'bin', 'dbsmack.js'), env: envOf(values['env-a']) },
   { name: 'B', bin: path.resolve(values.b, 'bin', 'dbsmack.js'), env: envOf(values['env-b']) },
 ];
+// a checkout that is not there, or not built, is said in one line before any run (not as a failed run's trace)
+for (const arm of arms) {
+  const dist = path.resolve(path.dirname(arm.bin), '..', 'dist');
+  if (!existsSync(arm.bin) || !existsSync(dist)) {
+    console.error(
+      `bench/builds.ts: --${arm.name.toLowerCase()} ${path.resolve(arm.bin, '..', '..')} is not a built dbsmack ` +
+        'checkout (bin/dbsmack.js and dist/ are needed: npm run build in it)',
+    );
+    process.exit(2);
+  }
+}
 
 interface Figures {
   qps: number;

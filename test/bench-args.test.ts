@@ -42,3 +42,16 @@ for (const [script, args, option] of cases) {
     assert.match(lines[0] as string, new RegExp(`--${option} .*expected a positive integer`));
   });
 }
+
+test('bench/builds.ts --a DIR that is not a built checkout: refused in one line before any run, exit status 2', () => {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'bench', 'builds.ts'), '--a', path.join(ROOT, 'no-such-checkout')],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(r.status, 2, `exit status (stderr: ${r.stderr})`);
+  assert.equal(r.stdout, '', 'nothing printed on stdout: nothing ran');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line: ${r.stderr}`);
+  assert.match(lines[0] as string, /--a .*no-such-checkout is not a built dbsmack checkout/);
+});

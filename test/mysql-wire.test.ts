@@ -281,6 +281,24 @@ test('mysql wire: COM_STMT_EXECUTE sends parameter types once, again only when t
   assert.deepEqual([...bare], [10, 0, 0, 0, 0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
 });
 
+test('mysql wire: COM_STMT_EXECUTE writes all four bytes of the statement id and a clean null bitmap', () => {
+  // the packet's buffer is not zeroed (Buffer.allocUnsafe): hand the encoder a dirty one, so that a byte it
+  // leaves unwritten shows
+  const allocUnsafe = Buffer.allocUnsafe;
+  Buffer.allocUnsafe = (n: number) => Buffer.alloc(n, 0xff);
+  let p: Buffer;
+  try {
+    p = new ExecuteEncoder(0x84030201, 10).encode([1, 2, 3, 4, 5, 6, 7, 8, null, 10]);
+  } finally {
+    Buffer.allocUnsafe = allocUnsafe;
+  }
+  assert.deepEqual([...p.subarray(5, 9)], [0x01, 0x02, 0x03, 0x84], 'statement id, little-endian');
+  assert.deepEqual([...p.subarray(14, 16)], [0, 0b1], 'null bitmap: only the ninth parameter');
+  assert.equal(p[16], 1, 'new params bound');
+  assert.deepEqual([...p.subarray(17, 19)], [0x08, 0], 'the first type: LONGLONG');
+  assert.deepEqual([...p.subarray(33, 37)], [0x06, 0, 0x08, 0], 'the ninth NULL, the tenth LONGLONG');
+});
+
 test('mysql wire: an execution for a batch always carries the types, and so does the one after it', () => {
   // a batch may end before an execution in it is sent (its first error): the server must never run one
   // with types it did not get (MariaDB: 1210 "Incorrect arguments to mysqld_stmt_execute")

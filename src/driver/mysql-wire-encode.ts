@@ -291,21 +291,29 @@ export class ExecuteEncoder {
     }
     const nb = (n + 7) >>> 3;
     const payload = 10 + nb + 1 + (changed ? 2 * n : 0) + size;
+    // Byte stores and TypedArray#set rather than Buffer#writeUInt32LE, #fill and #copy: those are Node.js's
+    // JavaScript with argument checks, inlined into the statement loop each load thread optimises anew in a
+    // run's first second (and writeUInt32LE's check deoptimised there: node --trace-deopt); as Bind's
+    // int32At in pg-wire-encode.ts.
     const b = Buffer.allocUnsafe(4 + payload);
     writeHeader(b, 0, payload, 0);
     b[4] = COM_STMT_EXECUTE;
-    b.writeUInt32LE(this.statementId, 5);
+    const id = this.statementId;
+    b[5] = id;
+    b[6] = id >>> 8;
+    b[7] = id >>> 16;
+    b[8] = id >>> 24;
     b[9] = 0; // no cursor
     b[10] = 1; // iteration count
     b[11] = 0;
     b[12] = 0;
     b[13] = 0;
     let o = 14;
-    b.fill(0, o, o + nb);
+    for (let k = 0; k < nb; k++) b[o + k] = 0;
     o += nb;
     b[o++] = changed ? 1 : 0;
     if (changed) {
-      types.copy(b, o);
+      b.set(types, o);
       o += 2 * n;
       this.bound = true;
     }

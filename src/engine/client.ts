@@ -196,10 +196,14 @@ export class Client implements ClientContext {
   /** The batch is of text queries (`SingleStatement.sql`), not executions. */
   private batchText = false;
   private batchNext = 0;
-  /** The batch's submit (epoch µs): its results' end times count from it. */
-  private batchT0 = 0;
+  /**
+   * The batch's submit (epoch µs): its results' end times count from it. This and the other times in epoch
+   * µs start as -0, a double, as `stats.busyUs` does: a field that held a small integer changes the object's
+   * shape at the first time stored in it.
+   */
+  private batchT0 = -0;
   /** The end of the last event recorded (the start of the next). */
-  private batchEventStart = 0;
+  private batchEventStart = -0;
   /**
    * Events drawn for a batch and not run yet (the batch ended early: an error, its budget, a boundary), in
    * the order drawn: the next events take them before drawing again, the tries after an error too, so every
@@ -221,7 +225,7 @@ export class Client implements ClientContext {
   private seqSlots: Int32Array | undefined;
   private seqInFlight = false;
   private seqNext = 0;
-  private seqT0 = 0;
+  private seqT0 = -0;
   /** ClientContext.sequenceIndex. */
   sequenceIndex = 0;
   /** Its harvest is registered (io.ts beforeFlush), once. */

@@ -286,6 +286,12 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * CPU a query 0.92-0.93 of the shared loop's, but the client's after start-up 1.03 against 0.87 and 1.14
  * against 1.02 of the peer's, and start-up 1.00-1.27 s against 0.28-0.40. Kept for the throughput and the
  * server's cost, which both machines favour; the client's price differs by machine (docs/performance.md).
+ * Again on such a guest (2026-12-07, thirtieth session; 20 s runs, seconds 5 to 18, the module at 8 clients):
+ * a thread each 39.5-40.6k q/s at 15.1-15.6 µs of client CPU a query, `--workers 1` 39.9-44.5k at 11.8-13.5,
+ * and pgbench itself pays the same for the layout (`-j 8` 18.0-19.4 µs against `-j 2`'s 13.9-16.4); in
+ * bench/peers' 30 s runs the module's steady state is 1.09 of pgbench -j 2's. Still kept: what would choose
+ * per machine is a signal a run can read (the Xeon's shared loop lost to cross-CPU wake-ups, 0.26-0.42 a
+ * query there, 0.04-0.10 here), measured on both kinds of machine.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -70,8 +70,9 @@ export class StatementBatch {
    * Statements with a result (the core's count; during the batch, those completed so far). As an int32:
    * a count read from the Float64Array may come out of optimised code as a heap number, and the first one
    * stored in a field that held small integers (Client.pendingN, after a batch cut short) changes the
-   * object's shape, which threw away the load thread's compiled fillBatch and recordBatched at every run
-   * (node --trace-generalization, --trace-deopt).
+   * object's shape, which threw away the load thread's compiled fillBatch and recordBatched whenever that
+   * came after they were compiled (node --trace-generalization, --trace-deopt; docs/performance.md,
+   * 2026-12-07).
    */
   get done(): number {
     return (this.results[0] as number) | 0;

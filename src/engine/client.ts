@@ -33,7 +33,10 @@ export interface WorkerState {
   readonly ignore: ReadonlySet<string>;
   measureAt: number;
   endAt: number;
-  /** Next interval boundary (epoch µs); crossing it flushes a snapshot. */
+  /**
+   * Next interval boundary (epoch µs); crossing it flushes a snapshot. +∞ once the next is the deadline,
+   * whose interval closes with the run (load-thread.ts `boundaryAfter`).
+   */
   nextBoundary: number;
   flush(now: number): void;
   warmup: { events: number; queries: number; errors: number };
@@ -875,23 +878,36 @@ export class Client implements ClientContext {
    */
   private batchRan(batch: StatementBatch): number {
     const n = batch.done;
-    if (n === this.pendingN) this.pendingN = 0;
-    else {
-      this.pending.copyWithin(0, n, this.pendingN);
-      this.pendingN -= n;
-    }
+    // One path for a whole batch and one cut short (which copies nothing for a whole one): the first batch
+    // cut short comes at the first interval boundary, after V8 has compiled this code, and a branch taken
+    // for the first time then was compiled without its feedback and thrown away there (--trace-deopt:
+    // "insufficient type feedback" at copyWithin, in every load thread).
+    this.pending.copyWithin(0, n, this.pendingN);
+    this.pendingN -= n;
     const failed = batch.error !== undefined;
     const ok = failed ? n - 1 : n;
     for (let i = this.batchNext; i < ok; i++) this.recordBatched(batch, i, true);
     this.batchNext = ok;
+    // The size of the next: doubled while whole batches are short, what fitted when the budget cut one. Each
+    // candidate and each test is worked out on every batch, and the branches only choose: a test or a call
+    // first made in a branch first taken late (the budget cuts its first batch long after V8 compiled this)
+    // is compiled without feedback, and the compiled code is thrown away there, as with the copy above.
+    const size = this.batchSize;
+    const took = n > 0 ? batch.endUs(n - 1) : 0;
+    const budget = batch.budgetUs;
+    const grown = Math.min(BATCH_MAX, 2 * size);
+    const fitted = Math.max(1, Math.floor(n / this.group));
+    const whole = n === batch.count;
+    const short = took < BATCH_BUDGET_US / 2;
+    const over = took >= budget;
+    const fullBudget = budget === BATCH_BUDGET_US;
+    let next = size;
     if (!failed) {
-      // the size of the next: doubled while whole batches are short, what fitted when the budget cut one
-      const took = n > 0 ? batch.endUs(n - 1) : 0;
-      if (n === batch.count) {
-        if (took < BATCH_BUDGET_US / 2) this.batchSize = Math.min(BATCH_MAX, 2 * this.batchSize);
-      } else if (took >= batch.budgetUs && batch.budgetUs === BATCH_BUDGET_US)
-        this.batchSize = Math.max(1, Math.floor(n / this.group));
+      if (whole) {
+        if (short) next = grown;
+      } else if (over && fullBudget) next = fitted;
     }
+    this.batchSize = next;
     return ok;
   }
 

@@ -66,17 +66,17 @@ const envOf = (spec: string): Record<string, string> =>
       .filter((s) => s.includes('='))
       .map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
   );
-const arms = [
-  { name: 'A', bin: path.resolve(values.a, 'bin', 'dbsmack.js'), env: envOf(values['env-a']) },
-  { name: 'B', bin: path.resolve(values.b, 'bin', 'dbsmack.js'), env: envOf(values['env-b']) },
-];
+const armOf = (name: string, dir: string, env: string) => {
+  const root = path.resolve(dir);
+  return { name, root, bin: path.join(root, 'bin', 'dbsmack.js'), env: envOf(env) };
+};
+const arms = [armOf('A', values.a, values['env-a']), armOf('B', values.b, values['env-b'])];
 // a checkout that is not there, or not built, is said in one line before any run (not as a failed run's trace)
-for (const arm of arms) {
-  const dist = path.resolve(path.dirname(arm.bin), '..', 'dist');
-  if (!existsSync(arm.bin) || !existsSync(dist)) {
+for (const a of arms) {
+  if (!existsSync(a.bin) || !existsSync(path.join(a.root, 'dist'))) {
     console.error(
-      `bench/builds.ts: --${arm.name.toLowerCase()} ${path.resolve(arm.bin, '..', '..')} is not a built dbsmack ` +
-        'checkout (bin/dbsmack.js and dist/ are needed: npm run build in it)',
+      `bench/builds.ts: --${a.name.toLowerCase()} ${a.root} is not a built dbsmack checkout ` +
+        '(bin/dbsmack.js and dist/ are needed: npm run build in it)',
     );
     process.exit(2);
   }

@@ -196,10 +196,13 @@ export function serveLoad(port: LoadPort, host: LoadHost): LoadHandle {
     }
   }
 
-  /** An interval boundary has passed that `flush` has not closed yet. */
+  /**
+   * An interval boundary has passed that `flush` has not closed yet (never the deadline's: `boundaryAfter`
+   * makes that one +∞).
+   */
   function crossedBoundary(now: number): boolean {
     const s = state;
-    return s !== undefined && now >= s.nextBoundary && s.nextBoundary < s.endAt;
+    return s !== undefined && now >= s.nextBoundary;
   }
 
   function flush(now: number): void {

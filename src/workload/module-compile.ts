@@ -152,11 +152,11 @@ export async function compileModule(file: string): Promise<string | undefined> {
 type ModuleExt = 'cjs' | 'mjs';
 
 /**
- * esbuild's build of `file` into `base` and `ext`, in the format the extension says, with its metafile. As CommonJS, undefined (and no
- * file) where the module needs an ES module: a package import other than `dbsmack` and Node's modules,
- * `import.meta` beyond `url`, `filename` and `dirname`, a source written as CommonJS itself, or anything
- * esbuild cannot write as CommonJS (top-level await). As an ES module, a failure is the module's: an
- * InputError naming file:line:column.
+ * esbuild's build of `file` into `base` and `ext`, in the format the extension says, with its metafile. As
+ * CommonJS, undefined (and no file) where the module needs an ES module: a package import other than
+ * `dbsmack` and Node's modules, `import.meta` beyond `url`, `filename` and `dirname`, a source written as
+ * CommonJS itself, or anything esbuild cannot write as CommonJS (top-level await). As an ES module, a failure
+ * is the module's: an InputError naming file:line:column.
  */
 async function build(
   esbuild: typeof import('esbuild'),

@@ -255,7 +255,7 @@ export class ExecuteEncoder {
         t = Number.isSafeInteger(v) ? T_LONGLONG : T_DOUBLE;
         size += 8;
       } else if (typeof v === 'string') {
-        const len = Buffer.byteLength(v, 'utf8');
+        const len = Buffer.byteLength(v);
         lengths[i] = len;
         this.texts[i] = v;
         t = T_VAR_STRING;
@@ -277,7 +277,7 @@ export class ExecuteEncoder {
         size += lenencSize(v.length) + v.length;
       } else {
         const s = v instanceof Date ? localDateTime(v) : (JSON.stringify(v) ?? String(v));
-        const len = Buffer.byteLength(s, 'utf8');
+        const len = Buffer.byteLength(s);
         lengths[i] = len;
         this.texts[i] = s;
         t = T_VAR_STRING;

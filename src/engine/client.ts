@@ -885,7 +885,8 @@ export class Client implements ClientContext {
     this.pending.copyWithin(0, n, this.pendingN);
     this.pendingN -= n;
     const failed = batch.error !== undefined;
-    const ok = failed ? n - 1 : n;
+    // the subtraction made on every batch, as below (a batch's first error comes late)
+    const ok = n - (failed ? 1 : 0);
     for (let i = this.batchNext; i < ok; i++) this.recordBatched(batch, i, true);
     this.batchNext = ok;
     // The size of the next: doubled while whole batches are short, what fitted when the budget cut one. Each

@@ -75,6 +75,7 @@ import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf, positiveIn, positivesOf } from './args.ts';
+import { machineLine, machineTraits } from './machine.ts';
 import { dbsmackSeconds, type IntervalRates, pgbenchSeconds, steadyUs } from './steady.ts';
 import {
   countRows,
@@ -513,9 +514,8 @@ const header = [
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
 ];
 console.log(`# dbsmack vs peers: ${TIME} s runs, ${REPEAT} rounds (A B, B A, …), ${SIZE}-row tables`);
-console.log(
-  `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg().map(f2).join(' ')}`,
-);
+console.log(`# load ${os.loadavg().map(f2).join(' ')}`);
+console.log(machineLine(machineTraits()));
 /**
  * Whether dbsmack's samples differ from the peer's beyond the noise (compareSamples, as `dbsmack compare`):
  * `better`, `worse` or `same`, the ratio of medians, its 95% bootstrap interval and the test's p. For a cost

@@ -1,0 +1,146 @@
+/**
+ * What kind of machine the figures come from: the traits that decided dbsmack's layouts differently on the
+ * 2-core guests it has been measured on (docs/performance.md). Printed at the top of bench/peers, or alone:
+ *
+ *   node --import tsx bench/machine.ts
+ *
+ * Why these. At 8 PostgreSQL clients that only read, a load thread a client (native-core.ts
+ * SOLO_IO_READS_MAX_CLIENTS) made 10–20% more queries than one load thread with the core's shared I/O thread on
+ * the Xeon guests, whose shared loop lost to cross-CPU wake-ups; on the AMD EPYC guests it cost 15–20% more
+ * client CPU for a few percent, its eight V8 isolates paid for in start-up (a bare Node.js worker 70 ms of CPU
+ * there against the Xeon's 21) and in every second. A rule that chooses per machine needs a trait a run can
+ * read and the figures of both kinds beside it; these are the candidates, each measured in a child process:
+ *
+ * - the hypervisor (`/sys/hypervisor/type`, else the kernel's "Hypervisor detected" line in `dmesg`): a PVM
+ *   guest (software virtualisation) traps every page fault and page-table change to its host;
+ * - a bare worker thread's CPU to start (`new Worker` of a one-line script, four of them, less a process
+ *   that starts none), what each of dbsmack's load threads pays before its own code;
+ * - a round trip between two threads that sleep and wake each other (`Atomics.wait`/`notify`, a futex each
+ *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make;
+ * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's extra CPU over the second's,
+ *   a page), what a new isolate's heap and stack pay for every page.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { median } from '../src/analysis/stats.ts';
+import { timed } from './tools.ts';
+
+export interface MachineTraits {
+  cpus: number;
+  model: string;
+  /** e.g. "PVM", "KVM", "xen"; "none" on bare metal; undefined when it cannot be told */
+  hypervisor: string | undefined;
+  /** CPU ms to start one bare Node.js worker thread */
+  workerStartMs: number;
+  /** wall µs of one round trip between two threads that block between turns */
+  pingPongUs: number;
+  /** CPU µs of a first touch of a fresh 4 KiB page */
+  pageFaultUs: number;
+}
+
+/** The hypervisor named by `/sys/hypervisor/type` or by a "Hypervisor detected: X" line of the kernel's log. */
+export function hypervisorFrom(
+  sysType: string | undefined,
+  kernelLog: string | undefined,
+): string | undefined {
+  const t = sysType?.trim();
+  if (t !== undefined && t !== '') return t;
+  const m = /Hypervisor detected: *([^\s]+)/.exec(kernelLog ?? '');
+  return m?.[1];
+}
+
+function hypervisor(): string | undefined {
+  const sys = existsSync('/sys/hypervisor/type') ? readFileSync('/sys/hypervisor/type', 'utf8') : undefined;
+  const log = spawnSync('dmesg', [], { encoding: 'utf8' });
+  const found = hypervisorFrom(sys, log.status === 0 ? log.stdout : undefined);
+  if (found !== undefined) return found;
+  // the CPU says whether it runs under one, even where the log cannot be read
+  const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '';
+  return / hypervisor\b/.test(flags) ? undefined : 'none';
+}
+
+/** A child Node.js process running `code` (CommonJS), its CPU seconds and what it printed. */
+function node(code: string): { cpuS: number; out: string } {
+  const r = timed(process.execPath, ['-e', code]);
+  return { cpuS: r.cpuS, out: r.stdout.trim() };
+}
+
+const WORKERS = 4;
+
+function workerStartMs(): number {
+  const start = (n: number): string =>
+    `const { Worker } = require('node:worker_threads'); let left = ${n};
+     for (let i = 0; i < ${n}; i++) {
+       const w = new Worker('require("node:worker_threads").parentPort.postMessage(1)', { eval: true });
+       w.on('message', () => { w.terminate(); left--; });
+     }`;
+  const pairs = [0, 1, 2].map(() => node(start(WORKERS)).cpuS - node(start(0)).cpuS);
+  return (median(pairs) * 1000) / WORKERS;
+}
+
+const ROUND_TRIPS = 20_000;
+
+function pingPongUs(): number {
+  // Two workers take turns on one Int32Array cell: each waits (a futex sleep) until the other hands it over.
+  const code = `
+    const { Worker } = require('node:worker_threads');
+    const sab = new SharedArrayBuffer(8);
+    const side = (me, other, n) => \`
+      const { workerData } = require('node:worker_threads');
+      const a = new Int32Array(workerData);
+      for (let i = 0; i < \${n}; i++) {
+        while (Atomics.load(a, 0) !== \${me}) Atomics.wait(a, 0, \${other});
+        Atomics.store(a, 0, \${other});
+        Atomics.notify(a, 0);
+      }\`;
+    const a = new Int32Array(sab);
+    a[0] = 2; // neither's turn until both run
+    let ready = 0, t0 = 0;
+    const ws = [side(0, 1, ${ROUND_TRIPS}), side(1, 0, ${ROUND_TRIPS})].map(
+      (src) => new Worker(src, { eval: true, workerData: sab }));
+    let ended = 0;
+    for (const w of ws) w.on('online', () => { if (++ready === 2) { t0 = performance.now(); Atomics.store(a, 0, 0); Atomics.notify(a, 0); } });
+    for (const w of ws) w.on('exit', () => { if (++ended === 2) console.log(((performance.now() - t0) * 1000) / ${ROUND_TRIPS}); });`;
+  return median([0, 1, 2].map(() => Number(node(code).out)));
+}
+
+const FAULT_BYTES = 64 * 1024 * 1024;
+
+function pageFaultUs(): number {
+  const code = `
+    const cpu = () => { const u = process.cpuUsage(); return u.user + u.system; };
+    const b = Buffer.allocUnsafeSlow(${FAULT_BYTES});
+    const t0 = cpu(); b.fill(1); const t1 = cpu(); b.fill(2); const t2 = cpu();
+    console.log(((t1 - t0) - (t2 - t1)) / (${FAULT_BYTES} / 4096));`;
+  return median([0, 1, 2].map(() => Number(node(code).out)));
+}
+
+export function machineTraits(): MachineTraits {
+  return {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model ?? '?',
+    hypervisor: hypervisor(),
+    workerStartMs: workerStartMs(),
+    pingPongUs: pingPongUs(),
+    pageFaultUs: pageFaultUs(),
+  };
+}
+
+/** One comment line for a bench's output. */
+export function machineLine(m: MachineTraits): string {
+  const hv =
+    m.hypervisor === undefined
+      ? 'a guest of an unnamed hypervisor'
+      : m.hypervisor === 'none'
+        ? 'no hypervisor'
+        : `a ${m.hypervisor} guest`;
+  return (
+    `# machine: ${m.cpus} CPUs (${m.model}), ${hv}; a bare Node.js worker thread ${m.workerStartMs.toFixed(0)} ms ` +
+    `of CPU to start; a round trip between two sleeping threads ${m.pingPongUs.toFixed(1)} µs; a fresh page ` +
+    `${m.pageFaultUs.toFixed(2)} µs to touch`
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(machineLine(machineTraits()));

@@ -292,6 +292,12 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * bench/peers' 30 s runs the module's steady state is 1.09 of pgbench -j 2's. Still kept: what would choose
  * per machine is a signal a run can read (the Xeon's shared loop lost to cross-CPU wake-ups, 0.26-0.42 a
  * query there, 0.04-0.10 here), measured on both kinds of machine.
+ * The AMD guests are PVM guests (software virtualisation; bench/machine.ts, the first line bench/peers
+ * prints: a bare worker 62 ms of CPU to start, a fresh page 10 us to touch). There (2026-12-07, thirty-first
+ * session, three rounds) `--workers 1` made 0.95-0.98 of a thread each's q/s on the point select,
+ * oltp_read_only and the module at 0.74-0.79 of its whole-process CPU, most of it the seven isolates'
+ * start-up. If the Xeon guests print a cheap worker and no PVM, "a thread each where a worker is cheap" is
+ * the rule to measure there.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -295,7 +295,7 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * The AMD guests are PVM guests (software virtualisation; bench/machine.ts, the first line bench/peers
  * prints: a bare worker 62 ms of CPU to start, a fresh page 10 us to touch). There (2026-12-07, thirty-first
  * session, three rounds) `--workers 1` made 0.95-0.98 of a thread each's q/s on the point select,
- * oltp_read_only and the module at 0.74-0.79 of its whole-process CPU, most of it the seven isolates'
+ * oltp_read_only and the module at 0.78-0.80 of its whole-process CPU, most of it the seven isolates'
  * start-up. If the Xeon guests print a cheap worker and no PVM, "a thread each where a worker is cheap" is
  * the rule to measure there.
  */

@@ -17,8 +17,8 @@
  *   that starts none), what each of dbsmack's load threads pays before its own code;
  * - a round trip between two threads that sleep and wake each other (`Atomics.wait`/`notify`, a futex each
  *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make;
- * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's extra CPU over the second's,
- *   a page), what a new isolate's heap and stack pay for every page.
+ * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's CPU beyond the second's,
+ *   divided by its pages), what a new isolate's heap and stack pay for every page they use.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -71,10 +71,10 @@ const WORKERS = 4;
 
 function workerStartMs(): number {
   const start = (n: number): string =>
-    `const { Worker } = require('node:worker_threads'); let left = ${n};
+    `const { Worker } = require('node:worker_threads');
      for (let i = 0; i < ${n}; i++) {
        const w = new Worker('require("node:worker_threads").parentPort.postMessage(1)', { eval: true });
-       w.on('message', () => { w.terminate(); left--; });
+       w.on('message', () => w.terminate());
      }`;
   const pairs = [0, 1, 2].map(() => node(start(WORKERS)).cpuS - node(start(0)).cpuS);
   return (median(pairs) * 1000) / WORKERS;

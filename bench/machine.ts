@@ -25,6 +25,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { median } from '../src/analysis/stats.ts';
+import { benchArgs } from './args.ts';
 import { timed } from './tools.ts';
 
 export interface MachineTraits {
@@ -143,4 +144,8 @@ export function machineLine(m: MachineTraits): string {
   );
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(machineLine(machineTraits()));
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // no options: --help prints the head comment, anything else is refused (bench/args.ts)
+  benchArgs(import.meta.url, { options: {} });
+  console.log(machineLine(machineTraits()));
+}

@@ -55,3 +55,16 @@ test('bench/builds.ts --a DIR that is not a built checkout: refused in one line 
   assert.equal(lines.length, 1, `one line: ${r.stderr}`);
   assert.match(lines[0] as string, /--a .*no-such-checkout is not a built dbsmack checkout/);
 });
+
+test('bench/machine.ts takes no option: a misspelt one is refused in one line before anything runs, exit status 2', () => {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'bench', 'machine.ts'), '--repaet', '3'],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(r.status, 2, `exit status (stderr: ${r.stderr})`);
+  assert.equal(r.stdout, '', 'nothing printed on stdout: nothing ran');
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line: ${r.stderr}`);
+  assert.match(lines[0] as string, /machine\.ts: Unknown option '--repaet'/);
+});

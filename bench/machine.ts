@@ -15,8 +15,12 @@
  *   guest (software virtualisation) traps every page fault and page-table change to its host;
  * - a bare worker thread's CPU to start (`new Worker` of a one-line script, four of them, less a process
  *   that starts none), what each of dbsmack's load threads pays before its own code;
+ * - the cores the CPUs are on (`/sys/devices/system/cpu/cpuN/topology`): two CPUs that are SMT siblings of
+ *   one core share its caches, and the scheduler moves a woken thread between them more freely;
  * - a round trip between two threads that sleep and wake each other (`Atomics.wait`/`notify`, a futex each
- *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make;
+ *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make; and how often the
+ *   two were on different CPUs (each reads its CPU from `/proc/thread-self/stat` every 64th turn): whether
+ *   the scheduler keeps a waker and its wakee apart or pulls them together;
  * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's CPU beyond the second's,
  *   divided by its pages), what a new isolate's heap and stack pay for every page they use.
  */
@@ -31,12 +35,16 @@ import { timed } from './tools.ts';
 export interface MachineTraits {
   cpus: number;
   model: string;
+  /** distinct physical cores under the CPUs; undefined where the topology cannot be read */
+  cores: number | undefined;
   /** e.g. "PVM", "KVM", "xen"; "none" on bare metal; undefined when it cannot be told */
   hypervisor: string | undefined;
   /** CPU ms to start one bare Node.js worker thread */
   workerStartMs: number;
   /** wall µs of one round trip between two threads that block between turns */
   pingPongUs: number;
+  /** share of the round trips' sampled turns at which the two threads ran on different CPUs, 0 to 1 */
+  pingPongApart: number;
   /** CPU µs of a first touch of a fresh 4 KiB page */
   pageFaultUs: number;
 }
@@ -62,6 +70,26 @@ function hypervisor(): string | undefined {
   return / hypervisor\b/.test(flags) ? undefined : 'none';
 }
 
+/** Distinct (package, core) pairs of the CPUs' topology files, or undefined where there are none. */
+export function coresFrom(topologies: readonly { packageId: string; coreId: string }[]): number | undefined {
+  if (topologies.length === 0) return undefined;
+  return new Set(topologies.map((t) => `${t.packageId.trim()}/${t.coreId.trim()}`)).size;
+}
+
+function cores(): number | undefined {
+  const root = '/sys/devices/system/cpu';
+  const found: { packageId: string; coreId: string }[] = [];
+  for (let i = 0; i < os.cpus().length; i++) {
+    const dir = `${root}/cpu${i}/topology`;
+    if (!existsSync(`${dir}/core_id`)) return undefined;
+    found.push({
+      packageId: readFileSync(`${dir}/physical_package_id`, 'utf8'),
+      coreId: readFileSync(`${dir}/core_id`, 'utf8'),
+    });
+  }
+  return coresFrom(found);
+}
+
 /** A child Node.js process running `code` (CommonJS), its CPU seconds and what it printed. */
 function node(code: string): { cpuS: number; out: string } {
   const r = timed(process.execPath, ['-e', code]);
@@ -83,28 +111,54 @@ function workerStartMs(): number {
 
 const ROUND_TRIPS = 20_000;
 
-function pingPongUs(): number {
+/** The CPU a `/proc/<pid>/stat`-style line says its thread last ran on (field 39), or -1. */
+export function cpuOfStat(stat: string): number {
+  // the command name (field 2) may hold spaces and parentheses: count from the last ')'
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpu = Number(fields[39 - 3]);
+  return Number.isInteger(cpu) ? cpu : -1;
+}
+
+const SAMPLE_EVERY = 64;
+
+function pingPong(): { us: number; apart: number } {
   // Two workers take turns on one Int32Array cell: each waits (a futex sleep) until the other hands it over.
+  // Every SAMPLE_EVERY-th turn each notes the CPU it runs on, after the hand-over it waited for.
   const code = `
     const { Worker } = require('node:worker_threads');
     const sab = new SharedArrayBuffer(8);
     const side = (me, other, n) => \`
-      const { workerData } = require('node:worker_threads');
+      const { workerData, parentPort } = require('node:worker_threads');
+      const { readFileSync } = require('node:fs');
+      const cpuOfStat = ${cpuOfStat.toString()};
       const a = new Int32Array(workerData);
+      const cpus = [];
       for (let i = 0; i < \${n}; i++) {
         while (Atomics.load(a, 0) !== \${me}) Atomics.wait(a, 0, \${other});
+        if (i % ${SAMPLE_EVERY} === 0) cpus.push(cpuOfStat(readFileSync('/proc/thread-self/stat', 'latin1')));
         Atomics.store(a, 0, \${other});
         Atomics.notify(a, 0);
-      }\`;
+      }
+      parentPort.postMessage(cpus);\`;
     const a = new Int32Array(sab);
     a[0] = 2; // neither's turn until both run
-    let ready = 0, t0 = 0;
+    let ready = 0, t0 = 0, us = 0;
     const ws = [side(0, 1, ${ROUND_TRIPS}), side(1, 0, ${ROUND_TRIPS})].map(
       (src) => new Worker(src, { eval: true, workerData: sab }));
-    let ended = 0;
+    const cpus = [];
     for (const w of ws) w.on('online', () => { if (++ready === 2) { t0 = performance.now(); Atomics.store(a, 0, 0); Atomics.notify(a, 0); } });
-    for (const w of ws) w.on('exit', () => { if (++ended === 2) console.log(((performance.now() - t0) * 1000) / ${ROUND_TRIPS}); });`;
-  return median([0, 1, 2].map(() => Number(node(code).out)));
+    ws.forEach((w, k) => w.on('message', (c) => { cpus[k] = c; }));
+    let ended = 0;
+    for (const w of ws) w.on('exit', () => {
+      if (++ended === 1) us = ((performance.now() - t0) * 1000) / ${ROUND_TRIPS};
+      if (ended < 2) return;
+      const [x, y] = cpus;
+      let apart = 0;
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) apart++;
+      console.log(us, apart / x.length);
+    });`;
+  const runs = [0, 1, 2].map(() => node(code).out.split(' ').map(Number));
+  return { us: median(runs.map((r) => r[0] as number)), apart: median(runs.map((r) => r[1] as number)) };
 }
 
 const FAULT_BYTES = 64 * 1024 * 1024;
@@ -119,12 +173,15 @@ function pageFaultUs(): number {
 }
 
 export function machineTraits(): MachineTraits {
+  const pp = pingPong();
   return {
     cpus: os.cpus().length,
     model: os.cpus()[0]?.model ?? '?',
+    cores: cores(),
     hypervisor: hypervisor(),
     workerStartMs: workerStartMs(),
-    pingPongUs: pingPongUs(),
+    pingPongUs: pp.us,
+    pingPongApart: pp.apart,
     pageFaultUs: pageFaultUs(),
   };
 }
@@ -137,10 +194,15 @@ export function machineLine(m: MachineTraits): string {
       : m.hypervisor === 'none'
         ? 'no hypervisor'
         : `a ${m.hypervisor} guest`;
+  const on =
+    m.cores === undefined
+      ? ''
+      : ` on ${m.cores} core${m.cores === 1 ? '' : 's'}${m.cores < m.cpus ? ' (SMT)' : ''}`;
   return (
-    `# machine: ${m.cpus} CPUs (${m.model}), ${hv}; a bare Node.js worker thread ${m.workerStartMs.toFixed(0)} ms ` +
-    `of CPU to start; a round trip between two sleeping threads ${m.pingPongUs.toFixed(1)} µs; a fresh page ` +
-    `${m.pageFaultUs.toFixed(2)} µs to touch`
+    `# machine: ${m.cpus} CPUs${on} (${m.model}), ${hv}; a bare Node.js worker thread ` +
+    `${m.workerStartMs.toFixed(0)} ms of CPU to start; a round trip between two sleeping threads ` +
+    `${m.pingPongUs.toFixed(1)} µs, on different CPUs at ${(m.pingPongApart * 100).toFixed(0)}% of turns; ` +
+    `a fresh page ${m.pageFaultUs.toFixed(2)} µs to touch`
   );
 }
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hypervisorFrom, machineLine } from '../bench/machine.ts';
+import { coresFrom, cpuOfStat, hypervisorFrom, machineLine } from '../bench/machine.ts';
 
 test('the hypervisor: /sys/hypervisor/type first, then the kernel log, else unknown', () => {
   assert.equal(hypervisorFrom('xen\n', '[    0.000000] Hypervisor detected: KVM'), 'xen');
@@ -18,33 +18,61 @@ test('the hypervisor: /sys/hypervisor/type first, then the kernel log, else unkn
   assert.equal(hypervisorFrom(undefined, undefined), undefined);
 });
 
-test('the machine line names each trait with its unit', () => {
-  const line = machineLine({
-    cpus: 2,
-    model: 'AMD EPYC',
-    hypervisor: 'PVM',
-    workerStartMs: 62.4,
-    pingPongUs: 25.31,
-    pageFaultUs: 9.951,
-  });
+test('the cores under the CPUs: distinct package and core pairs', () => {
   assert.equal(
-    line,
-    '# machine: 2 CPUs (AMD EPYC), a PVM guest; a bare Node.js worker thread 62 ms of CPU to start; a round ' +
-      'trip between two sleeping threads 25.3 µs; a fresh page 9.95 µs to touch',
+    coresFrom([
+      { packageId: '0\n', coreId: '0\n' },
+      { packageId: '0\n', coreId: '1\n' },
+    ]),
+    2,
   );
-  assert.match(
-    machineLine({ cpus: 4, model: 'x', hypervisor: 'none', workerStartMs: 1, pingPongUs: 1, pageFaultUs: 1 }),
-    /no hypervisor/,
+  // SMT siblings share their core
+  assert.equal(
+    coresFrom([
+      { packageId: '0', coreId: '0' },
+      { packageId: '0', coreId: '0' },
+    ]),
+    1,
   );
-  assert.match(
-    machineLine({
-      cpus: 4,
-      model: 'x',
-      hypervisor: undefined,
-      workerStartMs: 1,
-      pingPongUs: 1,
-      pageFaultUs: 1,
-    }),
-    /unnamed hypervisor/,
+  assert.equal(
+    coresFrom([
+      { packageId: '0', coreId: '0' },
+      { packageId: '1', coreId: '0' },
+    ]),
+    2,
   );
+  assert.equal(coresFrom([]), undefined);
+});
+
+test("a thread's CPU from its stat line, whatever its name holds", () => {
+  const rest = (cpu: number): string =>
+    `S 1 2 3 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 77 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 ` +
+    `0 0 -1 ${cpu} 0 0 0 0 0`;
+  assert.equal(cpuOfStat(`1234 (node) ${rest(1)}`), 1);
+  assert.equal(cpuOfStat(`1234 (a (b) c) ${rest(3)}`), 3);
+  assert.equal(cpuOfStat('1234 (node) S 1'), -1);
+});
+
+const traits = {
+  cpus: 2,
+  cores: 2,
+  model: 'AMD EPYC',
+  hypervisor: 'PVM',
+  workerStartMs: 62.4,
+  pingPongUs: 25.31,
+  pingPongApart: 0.874,
+  pageFaultUs: 9.951,
+};
+
+test('the machine line names each trait with its unit', () => {
+  assert.equal(
+    machineLine(traits),
+    '# machine: 2 CPUs on 2 cores (AMD EPYC), a PVM guest; a bare Node.js worker thread 62 ms of CPU to ' +
+      'start; a round trip between two sleeping threads 25.3 µs, on different CPUs at 87% of turns; a fresh ' +
+      'page 9.95 µs to touch',
+  );
+  assert.match(machineLine({ ...traits, cores: 1 }), /2 CPUs on 1 core \(SMT\) \(AMD EPYC\)/);
+  assert.match(machineLine({ ...traits, cores: undefined }), /2 CPUs \(AMD EPYC\)/);
+  assert.match(machineLine({ ...traits, hypervisor: 'none' }), /no hypervisor/);
+  assert.match(machineLine({ ...traits, hypervisor: undefined }), /unnamed hypervisor/);
 });

@@ -298,6 +298,12 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * oltp_read_only and the module at 0.78-0.80 of its whole-process CPU, most of it the seven isolates'
  * start-up. If the Xeon guests print a cheap worker and no PVM, "a thread each where a worker is cheap" is
  * the rule to measure there.
+ * On an AMD EPYC guest under KVM (2026-12-07, thirty-second session: a bare worker 25-35 ms, a page fault
+ * 2-3 us), the same three variants, three rounds: `--workers 1` made 0.90, 1.09 and 1.11 of a thread each's
+ * q/s on the point select, oltp_read_only and the module at 0.76-0.93 of its whole-process CPU (a thread each
+ * 1.03-1.16 of the peers', start-up 0.45-0.52 s against 0.13-0.17), the server's CPU a point select 19.6 us
+ * under a thread each against 23.1. So a cheap worker is not the trait: kept for the Xeon's throughput, and
+ * bench/machine.ts now prints where the scheduler puts two threads that wake each other, to read on a Xeon.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

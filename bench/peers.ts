@@ -44,6 +44,14 @@
  * context switches): a server thread that finds its next statement already sent does not sleep, one that
  * must wait for it sleeps and is woken again, which costs the server CPU (tools.ts serverSleeps).
  *
+ * Each timed run starts on a quiet machine: the script waits, up to 10 s, until less than a tenth of its CPUs
+ * were busy over half a second (tools.ts `quiet`; what one run leaves behind, PostgreSQL's checkpointer and
+ * autovacuum after writes, InnoDB's purge, would run in the next), and a last line says how often it had to
+ * wait and whether a run started busy all the same. "others' CPU %" is, for each run, the machine's busy time
+ * (/proc/stat) that was neither the tool's nor the server's, as a share of all its CPUs over the run: kernel
+ * threads and anything else on the machine. A run whose share stands out met company, and its ratio is
+ * suspect; this 2-core guest's runs still vary by 10-15% with none (its host's other guests are not seen).
+ *
  * Last, whether each difference is real or this machine's noise, as `dbsmack compare` judges a candidate
  * (src/analysis/compare.ts): the rounds' q/s of dbsmack against the peer's, and their CPU per query after
  * start-up, a Mann–Whitney test over the rounds (Welch's on the logarithms where too few rounds let the rank
@@ -73,6 +81,7 @@ import path from 'node:path';
 import { compareSamples } from '../src/analysis/compare.ts';
 import { median } from '../src/analysis/stats.ts';
 import { parseTarget } from '../src/driver/url.ts';
+import { clockTicks } from '../src/probe/proc-tasks.ts';
 import { isLocalTarget } from '../src/probe/server-process.ts';
 import { benchArgs, namesOf, positiveIn, positivesOf } from './args.ts';
 import { machineLine, machineTraits } from './machine.ts';
@@ -84,9 +93,12 @@ import {
   ensureDatabase,
   ensureSbtest,
   ipiCount,
+  machineTicks,
   must,
   type Sample as PeerSample,
   pgConn,
+  QUIET_SHARE,
+  quiet,
   serverCpuS,
   serverSleeps,
   sysbenchRun,
@@ -167,7 +179,15 @@ interface Sample extends PeerSample {
   ipis?: number;
   /** The local MariaDB server's threads' sleeps over the run (serverSleeps). */
   sleeps?: number;
+  /**
+   * The machine's CPU over the run that was neither the tool's nor the server's (its /proc/stat busy time
+   * less both), as a share of all its CPUs over the run's wall time: other processes, kernel threads.
+   */
+  othersShare?: number;
 }
+
+/** Every timed run's wait for a quiet machine (tools.ts `quiet`), for the summary line. */
+const quietWaits: { waitedS: number; share: number }[] = [];
 
 /** The server's driver when its processes are on this machine, for serverCpuS. */
 function localServer(url: string): string | undefined {
@@ -177,19 +197,31 @@ function localServer(url: string): string | undefined {
 
 /** Run `fn` and add what the server and the machine spent meanwhile. */
 function withMachine(driver: string | undefined, fn: () => Sample): Sample {
+  quietWaits.push(quiet());
   const s0 = driver === undefined ? undefined : serverCpuS(driver);
   const z0 = driver === undefined ? undefined : serverSleeps(driver);
   const i0 = ipiCount();
+  const m0 = machineTicks();
+  const w0 = performance.now();
   const r = fn();
+  const wallS = (performance.now() - w0) / 1000;
+  const m1 = machineTicks();
   // PostgreSQL's backends exit after their clients: let the postmaster reap them (their time joins its own).
   if (driver === 'postgres') spawnSync('sleep', ['0.3']);
   const s1 = driver === undefined ? undefined : serverCpuS(driver);
   const z1 = driver === undefined ? undefined : serverSleeps(driver);
+  const serverS = s0 === undefined || s1 === undefined ? undefined : s1 - s0;
+  // with a server of unknown processes (not on this machine) its share would be counted as others'
+  const others =
+    m0 === undefined || m1 === undefined || (driver !== undefined && serverS === undefined)
+      ? undefined
+      : (m1.busy - m0.busy) / clockTicks() - r.cpuS - (serverS ?? 0);
   return {
     ...r,
-    serverS: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
+    serverS,
     ipis: ipiCount() - i0,
     ...(z0 === undefined || z1 === undefined ? {} : { sleeps: z1 - z0 }),
+    ...(others === undefined ? {} : { othersShare: Math.max(0, others) / (wallS * os.cpus().length) }),
   };
 }
 
@@ -509,6 +541,7 @@ const header = [
   'server µs/q peer/dbsmack',
   'wake-ups/q peer/dbsmack',
   'server sleeps/q peer/dbsmack',
+  "others' CPU % peer/dbsmack",
   'q/s verdict: ratio of medians [95% interval] p',
   'CPU/q after start-up verdict: ratio of medians [95% interval] p',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
@@ -565,6 +598,10 @@ for (const p of pairs) {
       : f1(median(s.map((x) => ((x.serverS as number) * 1e6) / x.queries)));
   // Each run's own figure, in run order: the wake-ups vary from run to run with the throughput.
   const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
+  const others = (s: Sample[]): string =>
+    s.some((x) => x.othersShare === undefined)
+      ? '-'
+      : `[${s.map((x) => f0((x.othersShare as number) * 100)).join(' ')}]`;
   const sleeps = (s: Sample[]): string =>
     s.some((x) => x.sleeps === undefined) ? '-' : f2(median(s.map((x) => (x.sleeps as number) / x.queries)));
   /** The median of the runs' steady-state CPU a query (steady.ts), when every run has one. */
@@ -602,6 +639,7 @@ for (const p of pairs) {
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
         `${sleeps(peer)} / ${sleeps(mine)}`,
+        `${others(peer)} / ${others(mine)}`,
         verdict(
           peer.map((x) => x.qps),
           mine.map((x) => x.qps),
@@ -615,4 +653,14 @@ for (const p of pairs) {
     );
   });
 }
+const waited = quietWaits.filter((q) => q.waitedS >= 1);
+const busy = quietWaits.filter((q) => q.share >= QUIET_SHARE);
+console.log(
+  `# a quiet machine before each timed run (under ${f0(QUIET_SHARE * 100)}% of its CPUs busy over 0.5 s, ` +
+    `waited for up to 10 s): ${quietWaits.length} runs, ${waited.length} waited a second or more` +
+    (waited.length > 0 ? ` (longest ${f1(Math.max(...waited.map((q) => q.waitedS)))} s)` : '') +
+    (busy.length > 0
+      ? `; ${busy.length} started on a busy machine (${busy.map((q) => f0(q.share * 100)).join(', ')}% busy)`
+      : ''),
+);
 rmSync(TMP, { recursive: true, force: true });

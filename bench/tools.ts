@@ -280,3 +280,64 @@ export function ipiCount(): number {
   }
   return n;
 }
+
+/** The whole machine's CPU so far from /proc/stat's first line, in clock ticks. */
+export interface MachineTicks {
+  /**
+   * user, nice, system, irq and softirq: every task's time (with tick accounting the kernel charges a
+   * tick's softirq to the task it interrupted too; a guest's own guests are in user)
+   */
+  busy: number;
+  /** time a virtual CPU was ready but its host ran something else */
+  steal: number;
+  /** all of it, idle and iowait included */
+  total: number;
+}
+
+/** /proc/stat's aggregate `cpu` line read into MachineTicks, or undefined when there is none. */
+export function machineTicksFrom(stat: string): MachineTicks | undefined {
+  const m = /^cpu\s+([\d\s]+)$/m.exec(stat);
+  if (!m) return undefined;
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = (
+    m[1] as string
+  )
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return {
+    busy: user + nice + system + irq + softirq,
+    steal,
+    total: user + nice + system + idle + iowait + irq + softirq + steal,
+  };
+}
+
+export function machineTicks(): MachineTicks | undefined {
+  try {
+    return machineTicksFrom(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy share of the machine below which it counts as quiet (bench/peers' `quiet`). */
+export const QUIET_SHARE = 0.1;
+
+/**
+ * Wait, up to `maxS` seconds, until the machine is quiet: less than QUIET_SHARE of all its CPUs busy over a
+ * 0.5 s window. What a run leaves behind (PostgreSQL's checkpointer and autovacuum after writes, InnoDB's
+ * purge, backends still exiting) would otherwise run during the next run and take its CPUs from whichever
+ * tool comes next. Returns the seconds waited and the busy share of the last window.
+ */
+export function quiet(maxS = 10): { waitedS: number; share: number } {
+  const t0 = performance.now();
+  let share = 1;
+  for (;;) {
+    const a = machineTicks();
+    spawnSync('sleep', ['0.5']);
+    const b = machineTicks();
+    if (a === undefined || b === undefined || b.total === a.total) return { waitedS: 0, share: 0 };
+    share = (b.busy - a.busy) / (b.total - a.total);
+    const waitedS = (performance.now() - t0) / 1000;
+    if (share < QUIET_SHARE || waitedS >= maxS) return { waitedS, share };
+  }
+}

@@ -49,8 +49,10 @@
  * autovacuum after writes, InnoDB's purge, would run in the next), and a last line says how often it had to
  * wait and whether a run started busy all the same. "others' CPU %" is, for each run, the machine's busy time
  * (/proc/stat) that was neither the tool's nor the server's, as a share of all its CPUs over the run: kernel
- * threads and anything else on the machine. A run whose share stands out met company, and its ratio is
- * suspect; this 2-core guest's runs still vary by 10-15% with none (its host's other guests are not seen).
+ * threads and anything else on the machine; "steal %" the share of its CPUs' time the hypervisor gave to
+ * others while they were ready (/proc/stat's steal, where the guest's kernel counts it). A run whose share
+ * stands out met company, and its ratio is suspect; this 2-core guest's runs still vary by 10-15% with
+ * neither (what its host's other guests take from caches and memory is not seen).
  *
  * Last, whether each difference is real or this machine's noise, as `dbsmack compare` judges a candidate
  * (src/analysis/compare.ts): the rounds' q/s of dbsmack against the peer's, and their CPU per query after
@@ -184,6 +186,8 @@ interface Sample extends PeerSample {
    * less both), as a share of all its CPUs over the run's wall time: other processes, kernel threads.
    */
   othersShare?: number;
+  /** The machine's steal time over the run (its CPUs ready while the host ran others), as a share likewise. */
+  stealShare?: number;
 }
 
 /** Every timed run's wait for a quiet machine (tools.ts `quiet`), for the summary line. */
@@ -222,6 +226,9 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
     ipis: ipiCount() - i0,
     ...(z0 === undefined || z1 === undefined ? {} : { sleeps: z1 - z0 }),
     ...(others === undefined ? {} : { othersShare: Math.max(0, others) / (wallS * os.cpus().length) }),
+    ...(m0 === undefined || m1 === undefined
+      ? {}
+      : { stealShare: (m1.steal - m0.steal) / clockTicks() / (wallS * os.cpus().length) }),
   };
 }
 
@@ -542,6 +549,7 @@ const header = [
   'wake-ups/q peer/dbsmack',
   'server sleeps/q peer/dbsmack',
   "others' CPU % peer/dbsmack",
+  'steal % peer/dbsmack',
   'q/s verdict: ratio of medians [95% interval] p',
   'CPU/q after start-up verdict: ratio of medians [95% interval] p',
   ...(VARIANTS.length > 1 ? ['q/s vs first variant'] : []),
@@ -598,10 +606,9 @@ for (const p of pairs) {
       : f1(median(s.map((x) => ((x.serverS as number) * 1e6) / x.queries)));
   // Each run's own figure, in run order: the wake-ups vary from run to run with the throughput.
   const ipi = (s: Sample[]): string => s.map((x) => f2((x.ipis ?? Number.NaN) / x.queries)).join(' ');
-  const others = (s: Sample[]): string =>
-    s.some((x) => x.othersShare === undefined)
-      ? '-'
-      : `[${s.map((x) => f0((x.othersShare as number) * 100)).join(' ')}]`;
+  /** Each run's share of the machine (percent), in run order, or '-' where a run has none. */
+  const shares = (s: Sample[], of: (x: Sample) => number | undefined): string =>
+    s.some((x) => of(x) === undefined) ? '-' : `[${s.map((x) => f0((of(x) as number) * 100)).join(' ')}]`;
   const sleeps = (s: Sample[]): string =>
     s.some((x) => x.sleeps === undefined) ? '-' : f2(median(s.map((x) => (x.sleeps as number) / x.queries)));
   /** The median of the runs' steady-state CPU a query (steady.ts), when every run has one. */
@@ -639,7 +646,8 @@ for (const p of pairs) {
         `${srv(peer)} / ${srv(mine)}`,
         `[${ipi(peer)}] / [${ipi(mine)}]`,
         `${sleeps(peer)} / ${sleeps(mine)}`,
-        `${others(peer)} / ${others(mine)}`,
+        `${shares(peer, (x) => x.othersShare)} / ${shares(mine, (x) => x.othersShare)}`,
+        `${shares(peer, (x) => x.stealShare)} / ${shares(mine, (x) => x.stealShare)}`,
         verdict(
           peer.map((x) => x.qps),
           mine.map((x) => x.qps),

@@ -19,7 +19,7 @@
  *   one core share its caches, and the scheduler moves a woken thread between them more freely;
  * - a round trip between two threads that sleep and wake each other (`Atomics.wait`/`notify`, a futex each
  *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make; and how often the
- *   two were on different CPUs (each reads its CPU from `/proc/thread-self/stat` every 64th turn): whether
+ *   two were on different CPUs (each keeps its `/proc/thread-self/stat` line every 64th turn): whether
  *   the scheduler keeps a waker and its wakee apart or pulls them together;
  * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's CPU beyond the second's,
  *   divided by its pages), what a new isolate's heap and stack pay for every page they use.
@@ -29,6 +29,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { median } from '../src/analysis/stats.ts';
+import { parseStat, statField } from '../src/probe/proc-tasks.ts';
 import { benchArgs } from './args.ts';
 import { timed } from './tools.ts';
 
@@ -111,54 +112,54 @@ function workerStartMs(): number {
 
 const ROUND_TRIPS = 20_000;
 
-/** The CPU a `/proc/<pid>/stat`-style line says its thread last ran on (field 39), or -1. */
-export function cpuOfStat(stat: string): number {
-  // the command name (field 2) may hold spaces and parentheses: count from the last ')'
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpu = Number(fields[39 - 3]);
-  return Number.isInteger(cpu) ? cpu : -1;
-}
-
 const SAMPLE_EVERY = 64;
+
+/** The share of sampled turns at which the two threads' stat lines name different CPUs (field 39). */
+export function apartShare(x: readonly string[], y: readonly string[]): number {
+  const cpu = (stat: string): number => statField(parseStat(stat).fields, 39);
+  const n = Math.min(x.length, y.length);
+  let apart = 0;
+  for (let i = 0; i < n; i++) if (cpu(x[i] as string) !== cpu(y[i] as string)) apart++;
+  return n === 0 ? 0 : apart / n;
+}
 
 function pingPong(): { us: number; apart: number } {
   // Two workers take turns on one Int32Array cell: each waits (a futex sleep) until the other hands it over.
-  // Every SAMPLE_EVERY-th turn each notes the CPU it runs on, after the hand-over it waited for.
+  // Every SAMPLE_EVERY-th turn each keeps its own stat line, after the hand-over it waited for; the lines
+  // are parsed here, after the round trips.
   const code = `
     const { Worker } = require('node:worker_threads');
     const sab = new SharedArrayBuffer(8);
     const side = (me, other, n) => \`
       const { workerData, parentPort } = require('node:worker_threads');
       const { readFileSync } = require('node:fs');
-      const cpuOfStat = ${cpuOfStat.toString()};
       const a = new Int32Array(workerData);
-      const cpus = [];
+      const stats = [];
       for (let i = 0; i < \${n}; i++) {
         while (Atomics.load(a, 0) !== \${me}) Atomics.wait(a, 0, \${other});
-        if (i % ${SAMPLE_EVERY} === 0) cpus.push(cpuOfStat(readFileSync('/proc/thread-self/stat', 'latin1')));
+        if (i % ${SAMPLE_EVERY} === 0) stats.push(readFileSync('/proc/thread-self/stat', 'latin1'));
         Atomics.store(a, 0, \${other});
         Atomics.notify(a, 0);
       }
-      parentPort.postMessage(cpus);\`;
+      parentPort.postMessage(stats);\`;
     const a = new Int32Array(sab);
     a[0] = 2; // neither's turn until both run
     let ready = 0, t0 = 0, us = 0;
     const ws = [side(0, 1, ${ROUND_TRIPS}), side(1, 0, ${ROUND_TRIPS})].map(
       (src) => new Worker(src, { eval: true, workerData: sab }));
-    const cpus = [];
+    const stats = [];
     for (const w of ws) w.on('online', () => { if (++ready === 2) { t0 = performance.now(); Atomics.store(a, 0, 0); Atomics.notify(a, 0); } });
-    ws.forEach((w, k) => w.on('message', (c) => { cpus[k] = c; }));
+    ws.forEach((w, k) => w.on('message', (s) => { stats[k] = s; }));
     let ended = 0;
     for (const w of ws) w.on('exit', () => {
       if (++ended === 1) us = ((performance.now() - t0) * 1000) / ${ROUND_TRIPS};
-      if (ended < 2) return;
-      const [x, y] = cpus;
-      let apart = 0;
-      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) apart++;
-      console.log(us, apart / x.length);
+      if (ended === 2) console.log(JSON.stringify({ us, stats }));
     });`;
-  const runs = [0, 1, 2].map(() => node(code).out.split(' ').map(Number));
-  return { us: median(runs.map((r) => r[0] as number)), apart: median(runs.map((r) => r[1] as number)) };
+  const runs = [0, 1, 2].map(() => {
+    const r = JSON.parse(node(code).out) as { us: number; stats: [string[], string[]] };
+    return { us: r.us, apart: apartShare(r.stats[0], r.stats[1]) };
+  });
+  return { us: median(runs.map((r) => r.us)), apart: median(runs.map((r) => r.apart)) };
 }
 
 const FAULT_BYTES = 64 * 1024 * 1024;

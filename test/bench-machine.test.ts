@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { coresFrom, cpuOfStat, hypervisorFrom, machineLine } from '../bench/machine.ts';
+import { apartShare, coresFrom, hypervisorFrom, machineLine } from '../bench/machine.ts';
 
 test('the hypervisor: /sys/hypervisor/type first, then the kernel log, else unknown', () => {
   assert.equal(hypervisorFrom('xen\n', '[    0.000000] Hypervisor detected: KVM'), 'xen');
@@ -44,13 +44,19 @@ test('the cores under the CPUs: distinct package and core pairs', () => {
   assert.equal(coresFrom([]), undefined);
 });
 
-test("a thread's CPU from its stat line, whatever its name holds", () => {
-  const rest = (cpu: number): string =>
-    `S 1 2 3 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 77 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 ` +
-    `0 0 -1 ${cpu} 0 0 0 0 0`;
-  assert.equal(cpuOfStat(`1234 (node) ${rest(1)}`), 1);
-  assert.equal(cpuOfStat(`1234 (a (b) c) ${rest(3)}`), 3);
-  assert.equal(cpuOfStat('1234 (node) S 1'), -1);
+test("the round trip's placement: the share of sampled turns whose stat lines name different CPUs", () => {
+  const stat = (name: string, cpu: number): string =>
+    `1234 (${name}) S 1 2 3 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 77 1000 200 18446744073709551615 1 1 0 ` +
+    `0 0 0 0 0 0 0 0 0 -1 ${cpu} 0 0 0 0 0`;
+  // field 39 is read after the last ')', whatever the thread's name holds
+  assert.equal(
+    apartShare(
+      [stat('node', 0), stat('a (b) c', 1), stat('node', 1), stat('node', 0)],
+      [stat('node', 1), stat('x) 7 (y', 1), stat('node', 0), stat('node', 0)],
+    ),
+    0.5,
+  );
+  assert.equal(apartShare([], []), 0);
 });
 
 const traits = {

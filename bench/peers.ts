@@ -215,20 +215,24 @@ function withMachine(driver: string | undefined, fn: () => Sample): Sample {
   const s1 = driver === undefined ? undefined : serverCpuS(driver);
   const z1 = driver === undefined ? undefined : serverSleeps(driver);
   const serverS = s0 === undefined || s1 === undefined ? undefined : s1 - s0;
-  // with a server of unknown processes (not on this machine) its share would be counted as others'
-  const others =
-    m0 === undefined || m1 === undefined || (driver !== undefined && serverS === undefined)
+  // the machine's CPU seconds over the run (all its CPUs), of which the shares below are taken
+  const machineS = wallS * os.cpus().length;
+  const ticks =
+    m0 === undefined || m1 === undefined
       ? undefined
-      : (m1.busy - m0.busy) / clockTicks() - r.cpuS - (serverS ?? 0);
+      : { busy: m1.busy - m0.busy, steal: m1.steal - m0.steal };
+  // with a server of unknown processes (not on this machine) its time would count as others'
+  const othersS =
+    ticks === undefined || (driver !== undefined && serverS === undefined)
+      ? undefined
+      : ticks.busy / clockTicks() - r.cpuS - (serverS ?? 0);
   return {
     ...r,
     serverS,
     ipis: ipiCount() - i0,
     ...(z0 === undefined || z1 === undefined ? {} : { sleeps: z1 - z0 }),
-    ...(others === undefined ? {} : { othersShare: Math.max(0, others) / (wallS * os.cpus().length) }),
-    ...(m0 === undefined || m1 === undefined
-      ? {}
-      : { stealShare: (m1.steal - m0.steal) / clockTicks() / (wallS * os.cpus().length) }),
+    ...(othersS === undefined ? {} : { othersShare: Math.max(0, othersS) / machineS }),
+    ...(ticks === undefined ? {} : { stealShare: ticks.steal / clockTicks() / machineS }),
   };
 }
 

@@ -6,16 +6,17 @@
  * 0.4 MB, at every run. With the cache, V8 reads the bytecode of every function the last run of the same kind
  * compiled instead (docs/performance.md).
  *
- * The cache is a file per bundle and per key (the command for the CLI, the driver for a worker, since each
- * compiles other functions), named after the bundle's size and modification time, in `v8-cache/` beside the
- * bundle. V8 itself refuses a cache made by another V8 version or with other flags (`cachedDataRejected`);
- * it checks the source only by its length, which is why the name carries the bundle's size and time. Each
- * file carries a checksum of its content ahead of V8's data (`sealed`, `unsealed`: V8 checks only its
- * header, and a file damaged inside would make it abort the process). A cache is written when there was
- * none or V8 refused it, after a run that went well (`saveCodeCache`: the CLI when its command returns 0, a
- * worker before it reports its run done, so that the functions of the statement loop are in it), to a
- * temporary file renamed into place: runs at the same time never read half a file. A folder that cannot be
- * written (a package installed by another user) means no cache, nothing else.
+ * The cache is a file per bundle and per key (the command for the CLI, the driver for a worker, each with the
+ * workload where it is known: `codeCacheKey`; each compiles other functions), named after the bundle's size
+ * and modification time, in `v8-cache/` beside the bundle. V8 itself refuses a cache made by another V8
+ * version or with other flags (`cachedDataRejected`); it checks the source only by its length, which is why
+ * the name carries the bundle's size and time. Each file carries a checksum of its content ahead of V8's data
+ * (`sealed`, `unsealed`: V8 checks only its header, and a file damaged inside would make it abort the
+ * process). A cache is written when there was none or V8 refused it, after a run that went well
+ * (`saveCodeCache`: the CLI when its command returns 0, a worker before it reports its run done, so that the
+ * functions of the statement loop are in it), to a temporary file renamed into place: runs at the same time
+ * never read half a file. A folder that cannot be written (a package installed by another user) means no
+ * cache, nothing else.
  *
  * With `--debug` the CLI's bundle is loaded by Node.js's own loader, which reads its source map (the stack
  * traces of scripts compiled here would name the bundle's lines). Code that came from the cache cannot
@@ -38,6 +39,33 @@ const SAVE = Symbol.for('dbsmack.saveCodeCache');
 const HEAD = '(function (exports, require, module, __filename, __dirname) { ';
 const TAIL = '\n});';
 
+/** What a cache key may be (a file name's part): anything else means no cache. */
+const KEY = /^[a-z][a-z0-9-]{0,31}$/;
+
+/**
+ * The cache key of a bundle run for `base` (the CLI's command, a load worker's driver) and the workload it
+ * runs, when it is known: each workload compiles functions of its own, and a cache holds what the run that
+ * wrote it compiled. Keyed by the command or driver alone, the first run after a build chose for every later
+ * one: after a run of select1 every load thread of an oltp_point_select run compiled the sysbench workload's
+ * draws and encodes lazily, about 3 ms of CPU a thread (8 load threads, one event: 0.33 s against 0.31, five
+ * pairs in turn on a 2-core Xeon guest, 2026-12-07). A built-in workload by its name, a file by its kind
+ * (`smack`, `sql` for a pgbench script, `module`); `base` alone where the key would not be a plain name.
+ */
+export function codeCacheKey(base: string, workload: string | undefined): string {
+  if (workload === undefined || workload === '' || workload.startsWith('-')) return base;
+  const ext = /\.([A-Za-z]+)$/.exec(workload)?.[1]?.toLowerCase();
+  const kind =
+    ext === undefined
+      ? workload.toLowerCase().replace(/_/g, '-')
+      : ext === 'smack' || ext === 'sql'
+        ? ext
+        : /^[cm]?[jt]s$/.test(ext)
+          ? 'module'
+          : 'file';
+  const key = `${base}-${kind}`;
+  return KEY.test(key) ? key : base;
+}
+
 /** How `runBundle` ran a bundle: from the cache, compiled (no cache, or one V8 refused), or by `require`. */
 export type BundleRun = 'cached' | 'compiled' | 'plain';
 
@@ -49,7 +77,7 @@ export type BundleRun = 'cached' | 'compiled' | 'plain';
 export function runBundle(file: string, key: string | undefined, plain = false): BundleRun {
   const require = createRequire(file);
   const where = process.env.DBSMACK_CODE_CACHE;
-  if (plain || where === 'off' || key === undefined || !/^[a-z][a-z0-9-]{0,31}$/.test(key)) {
+  if (plain || where === 'off' || key === undefined || !KEY.test(key)) {
     require(file);
     return 'plain';
   }

@@ -1,13 +1,15 @@
 /**
  * The bundles' code cache (src/code-cache.ts): a bundle run twice comes from the cache the second time, a
  * cache V8 refuses or one of another build of the bundle is compiled anew and replaced, and the CLI's real
- * bundles keep theirs (and still `import()` a workload module from code that came from it).
+ * bundles keep theirs, one for each command or driver and workload (and still `import()` a workload module
+ * from code that came from it).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { codeCacheKey } from '../src/code-cache.ts';
 import { ADDON_PATH, nativeAddon, nativeUnavailable } from '../src/driver/native-core.ts';
 import { ROOT, runCli, tmpDir } from './helpers/cli.ts';
 import { need } from './helpers/preconditions.ts';
@@ -159,6 +161,23 @@ test('no cache: DBSMACK_CODE_CACHE=off, or a key that is not a plain name; or an
   assert.equal(run(dir, file, 'k', { DBSMACK_CODE_CACHE: blocked }).how, 'compiled');
 });
 
+test('the cache key: the command or driver, and the workload a built-in name or a kind of file', () => {
+  assert.equal(codeCacheKey('run', 'oltp_point_select'), 'run-oltp-point-select');
+  assert.equal(codeCacheKey('postgres', 'select1'), 'postgres-select1');
+  assert.equal(codeCacheKey('postgres', 'pgbench'), 'postgres-pgbench');
+  assert.equal(codeCacheKey('mysql', '/home/u/bench/Select-Key.SMACK'), 'mysql-smack');
+  assert.equal(codeCacheKey('run', 'tpcb.sql'), 'run-sql');
+  for (const m of ['./w.ts', '/a/w.mts', 'w.js', 'w.mjs', 'w.cjs', 'w.cts'])
+    assert.equal(codeCacheKey('sqlite', m), 'sqlite-module', m);
+  assert.equal(codeCacheKey('run', 'data.tar.gz'), 'run-file');
+  // no workload, an option in its place, or a key that would not be a plain name: the base alone
+  assert.equal(codeCacheKey('run', undefined), 'run');
+  assert.equal(codeCacheKey('run', '--db'), 'run');
+  assert.equal(codeCacheKey('run', './no-extension'), 'run');
+  assert.equal(codeCacheKey('run', 'x'.repeat(40)), 'run');
+  assert.equal(codeCacheKey('', undefined), '');
+});
+
 test("the CLI's bundles keep a cache for the command and for the worker's driver, and still import() a module", async (t) => {
   const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
   if (!need(t, existsSync(bundle) ? undefined : `the CLI is not bundled (${bundle}): npm run build`)) return;
@@ -171,7 +190,8 @@ test("the CLI's bundles keep a cache for the command and for the worker's driver
   assert.equal(first.code, 0, first.stderr);
   const files = cacheFiles(cacheDir);
   assert.ok(
-    files.some((f) => f.startsWith('cli-run-')) && files.some((f) => f.startsWith('worker-main-sqlite-')),
+    files.some((f) => /^cli-run-module-\d+-\d+\.bin$/.test(f)) &&
+      files.some((f) => /^worker-main-sqlite-module-\d+-\d+\.bin$/.test(f)),
     files.join(' '),
   );
   const times = files.map((f) => statSync(path.join(cacheDir, f)).mtimeMs);
@@ -195,7 +215,7 @@ test('load workers started at once all take the cache the first run kept, and no
   const env = { DBSMACK_CODE_CACHE: cacheDir };
   const first = await runCli([...args, '--format', 'json'], { env });
   assert.equal(first.code, 0, first.stderr);
-  const worker = cacheFiles(cacheDir).find((f) => f.startsWith('worker-main-sqlite-'));
+  const worker = cacheFiles(cacheDir).find((f) => /^worker-main-sqlite-select1-\d+-\d+\.bin$/.test(f));
   assert.ok(worker, cacheFiles(cacheDir).join(' '));
   const file = path.join(cacheDir, worker);
   const kept = { time: statSync(file).mtimeMs, bytes: readFileSync(file) };
@@ -208,6 +228,18 @@ test('load workers started at once all take the cache the first run kept, and no
   }
   assert.equal(statSync(file).mtimeMs, kept.time, 'no worker wrote the cache again');
   assert.deepEqual(readFileSync(file), kept.bytes);
+  // another workload keeps a cache of its own beside it (it compiles other functions), and leaves this one
+  const other = ['run', 'oltp_point_select', '--db', db, '--table-size', '50'];
+  assert.equal((await runCli(['prepare', ...other.slice(1)], { env })).code, 0);
+  const sysbench = await runCli([...other, '--clients', '4', '--workers', '4', '--events', '20'], { env });
+  assert.equal(sysbench.code, 0, sysbench.stderr);
+  const after = cacheFiles(cacheDir);
+  for (const prefix of ['worker-main-sqlite', 'cli-run', 'cli-prepare'])
+    assert.ok(
+      after.some((f) => f.startsWith(`${prefix}-oltp-point-select-`)),
+      `${prefix}: ${after.join(' ')}`,
+    );
+  assert.equal(statSync(file).mtimeMs, kept.time, "the first workload's cache is left as it was");
 });
 
 test('a run with --debug ends cleanly: the addon a load worker loaded outlives the worker', async (t) => {

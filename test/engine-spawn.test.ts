@@ -68,7 +68,11 @@ const ready = (workerIndex: number, ids: number[], types: string[] = []): ReadyM
 test('each worker gets its init with its clients; the run starts when all are ready', async () => {
   const { workers, pool: p, keys } = pool(2);
   assert.equal(workers.length, 2);
-  assert.deepEqual(keys, ['sqlite', 'sqlite'], "each worker's code cache is its driver's");
+  assert.deepEqual(
+    keys,
+    ['sqlite-select1', 'sqlite-select1'],
+    "each worker's code cache is its driver's and workload's",
+  );
   assert.deepEqual(
     workers.map((w) => w.sent.map((m) => (m.type === 'init' ? [m.workerIndex, m.clientIds] : m.type))),
     [[[0, [0, 2, 4]]], [[1, [1, 3]]]],

@@ -15,6 +15,7 @@
  * PostgreSQL, q/s 0.93-1.11 of the workers', and one-event runs 0.24-0.26 s against 0.30-0.34.
  */
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { codeCacheKey } from '../code-cache.ts';
 import { loadIoOf } from '../driver/connectors.ts';
 import type { SerializedDbError } from '../driver/errors.ts';
 import { isUserModule, workerRef } from '../workload/registry.ts';
@@ -31,7 +32,8 @@ import type {
 
 /**
  * Start a load worker. From the CLI's CommonJS bundle (scripts/bundle.js) it runs the worker's bundle through
- * the code cache kept under `codeCacheKey` (the driver: each compiles functions of its own; src/code-cache.ts);
+ * the code cache kept under `codeCacheKey` (the driver and the workload: each compiles functions of its own;
+ * src/code-cache.ts `codeCacheKey`);
  * from the files tsc wrote, the worker is plain JS; when dbsmack itself runs from its TypeScript sources
  * (tests, `tsx`), Node 20 cannot start a `.ts` worker directly, so a small shim registers tsx inside the
  * worker first.
@@ -188,7 +190,7 @@ export class LoadWorkers {
   launch(events: WorkerEvents): void {
     const plan = { ...this.plan, workload: workerRef(this.plan.workload) };
     for (let i = 0; i < this.count; i++) {
-      const w = this.spawn(this.plan.target.driver, i);
+      const w = this.spawn(codeCacheKey(this.plan.target.driver, this.plan.workload.ref), i);
       this.workers.push(w);
       w.on('message', (m: FromWorker) => {
         this.onMessage(m, events);

@@ -304,6 +304,9 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * 1.03-1.16 of the peers', start-up 0.45-0.52 s against 0.13-0.17), the server's CPU a point select 19.6 us
  * under a thread each against 23.1. So a cheap worker is not the trait: kept for the Xeon's throughput, and
  * bench/machine.ts now prints where the scheduler puts two threads that wake each other, to read on a Xeon.
+ * On a Xeon guest under KVM (2026-12-07, thirty-third session) the shared loop made 0.73-0.83 of a thread
+ * each's q/s at more CPU a query; that placement, probed by the native core and kept per boot, was tried as
+ * the rule's trait and dropped: on that one machine it read 0-100% of turns apart from moment to moment.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

@@ -33,10 +33,9 @@ import type {
 /**
  * Start a load worker. From the CLI's CommonJS bundle (scripts/bundle.js) it runs the worker's bundle through
  * the code cache kept under `codeCacheKey` (the driver and the workload: each compiles functions of its own;
- * src/code-cache.ts `codeCacheKey`);
- * from the files tsc wrote, the worker is plain JS; when dbsmack itself runs from its TypeScript sources
- * (tests, `tsx`), Node 20 cannot start a `.ts` worker directly, so a small shim registers tsx inside the
- * worker first.
+ * src/code-cache.ts `codeCacheKey`); from the files tsc wrote, the worker is plain JS; when dbsmack itself
+ * runs from its TypeScript sources (tests, `tsx`), Node 20 cannot start a `.ts` worker directly, so a small
+ * shim registers tsx inside the worker first.
  */
 export function spawnLoadWorker(codeCacheKey?: string): Worker {
   const here = import.meta.url;

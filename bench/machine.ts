@@ -20,7 +20,10 @@
  * - a round trip between two threads that sleep and wake each other (`Atomics.wait`/`notify`, a futex each
  *   way), wall time: the price of the cross-CPU wake-ups a shared loop's hand-offs make; and how often the
  *   two were on different CPUs (each keeps its `/proc/thread-self/stat` line every 64th turn): whether
- *   the scheduler keeps a waker and its wakee apart or pulls them together;
+ *   the scheduler keeps a waker and its wakee apart or pulls them together. That share is the moment's,
+ *   not the machine's: one Xeon guest read 0–76% over a session, and a native probe of it 0–100% (idle,
+ *   after a sleep, beside the test suite or one busy task), so it was dropped as the rule's trait
+ *   (docs/performance.md, the thirty-third session); read it beside the other traits, not alone;
  * - a first touch of a fresh page (a 64 MiB buffer filled twice: the first fill's CPU beyond the second's,
  *   divided by its pages), what a new isolate's heap and stack pay for every page they use.
  */

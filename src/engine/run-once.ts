@@ -22,6 +22,8 @@ export interface ProbeStartInfo {
   serverVersion: string;
   /** Epoch ms when the measured part starts (after the warm-up). */
   measureAtMs: number;
+  /** Seconds of warm-up before it; 0: the run's first statement comes after every probe's start() returned. */
+  warmupS: number;
   /** Length of the measured part in seconds when the run is limited by time (`--time`). */
   measureS?: number;
 }
@@ -121,6 +123,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
           clients: plan.clients,
           serverVersion: info.serverVersion,
           measureAtMs: Date.now() + 20 + plan.warmupS * 1000,
+          warmupS: plan.warmupS,
           ...(plan.timeS !== undefined ? { measureS: plan.timeS } : {}),
         });
         started.push(p);

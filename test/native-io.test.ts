@@ -17,7 +17,7 @@ import { loadIoOf } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { failSharedThread, nativeUnavailable, useNativeDesign } from '../src/driver/native-core.ts';
-import { BATCH_MAX, StatementBatch } from '../src/driver/statement-batch.ts';
+import { BATCH_MAX, batchMaxAsked, StatementBatch } from '../src/driver/statement-batch.ts';
 import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { claimEvents } from '../src/engine/client.ts';
@@ -734,10 +734,35 @@ test('native io: a StatementBatch keeps its statements end to end, grows, and ho
   assert.equal(b.done, 0);
   assert.equal(b.error, undefined);
   for (let i = 0; i < BATCH_MAX; i++) b.add(Buffer.from([i & 0xff]));
-  assert.throws(() => b.add(Buffer.from([0])), /at most 256/);
+  assert.throws(() => b.add(Buffer.from([0])), new RegExp(`at most ${BATCH_MAX} statements`));
   const lost = new DbError('reconnect', 'CONNECTION_LOST', 'gone');
   b.failFirst(3, lost);
   assert.deepEqual([b.done, b.status(0), b.error], [1, 3, lost]);
+});
+
+test('native io: DBSMACK_BATCH_MAX takes a whole number from 16 to 4096 and ignores anything else', () => {
+  assert.deepEqual(
+    ['16', '2048', '4096', '15', '4097', '0', '-32', '64.5', '1e3', ' 64', '', 'many', undefined].map((v) =>
+      batchMaxAsked(v),
+    ),
+    [
+      16,
+      2048,
+      4096,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ],
+  );
+  // this process's own (the test runner passes none): the default
+  if (process.env.DBSMACK_BATCH_MAX === undefined) assert.equal(BATCH_MAX, 256);
 });
 
 test('native io: events are claimed in batches without passing --events; ?batch= is checked', () => {
@@ -878,6 +903,13 @@ for (const driver of ['mysql', 'postgres'] as const) {
         ['batch', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on' }, []],
         ['batch epoll', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '0' }, []],
         ['batch thread', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2' }, []],
+        // one load thread, its batches on the connections' threads and at most 32 statements long (a
+        // read_write transaction is 20: an event longer than the most runs as a sequence, not in a batch)
+        [
+          'batch thread, short batches',
+          { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2', DBSMACK_BATCH_MAX: '32' },
+          ['--workers', '1'],
+        ],
         // one load thread, every second client's batches on the core's shared I/O thread
         [
           'batch shared thread',

@@ -8,8 +8,25 @@
  */
 import type { DbError } from './errors.ts';
 
-/** The most statements in one batch (the engine's adaptive size stays below it). */
-export const BATCH_MAX = 256;
+/**
+ * The most statements in one batch (the engine's adaptive size stays below it): 256, or what
+ * `DBSMACK_BATCH_MAX` asks for (`batchMaxAsked`), to measure another. Longer batches mean fewer hand-overs
+ * where a batch runs on its connection's own thread (D), and more memory touched a batch: on a 2-core Xeon
+ * guest (2026-12-07, docs/performance.md) 2048 made one load thread with every batch on its connection's
+ * thread (`DBSMACK_NATIVE_DESIGN=2 --workers 1`) 1.07-1.26 times as fast on PostgreSQL's point select at 8
+ * clients, but MariaDB's 0.87-0.96 times in both layouts it was tried in; the 50 ms budget still ends a
+ * batch. An event of more statements than this (a transaction) is never batched with others; its statements
+ * run as a sequence, in batches of this many. Each client's batch holds room for this many statements from
+ * the start (`StatementBatch`: 256 bytes, and 36 of results and offsets, each: 0.6 MB a client at 2048).
+ */
+export const BATCH_MAX = batchMaxAsked() ?? 256;
+
+/** The batch size `DBSMACK_BATCH_MAX` asks for: a whole number from 16 to 4096, else undefined (ignored). */
+export function batchMaxAsked(v: string | undefined = process.env.DBSMACK_BATCH_MAX): number | undefined {
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  const n = Number(v);
+  return n >= 16 && n <= 4096 ? n : undefined;
+}
 
 /** Result status of one statement (as the core's completions). */
 export const BATCH_OK = 0;

@@ -904,7 +904,7 @@ for (const driver of ['mysql', 'postgres'] as const) {
         ['batch epoll', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '0' }, []],
         ['batch thread', { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2' }, []],
         // one load thread, its batches on the connections' threads and at most 32 statements long (a
-        // read_write transaction is 20: an event longer than the most runs as a sequence, not in a batch)
+        // read_write transaction is 20: an event longer than the most is not batched with others)
         [
           'batch thread, short batches',
           { DBSMACK_IO: 'native', DBSMACK_BATCH: 'on', DBSMACK_NATIVE_DESIGN: '2', DBSMACK_BATCH_MAX: '32' },

@@ -13,11 +13,12 @@ import type { DbError } from './errors.ts';
  * `DBSMACK_BATCH_MAX` asks for (`batchMaxAsked`), to measure another. Longer batches mean fewer hand-overs
  * where a batch runs on its connection's own thread (D), and more memory touched a batch: on a 2-core Xeon
  * guest (2026-12-07, docs/performance.md) 2048 made one load thread with every batch on its connection's
- * thread (`DBSMACK_NATIVE_DESIGN=2 --workers 1`) 1.07-1.26 times as fast on PostgreSQL's point select at 8
- * clients, but MariaDB's 0.87-0.96 times in both layouts it was tried in; the 50 ms budget still ends a
- * batch. An event of more statements than this (a transaction) is never batched with others; its statements
- * run as a sequence, in batches of this many. Each client's batch holds room for this many statements from
- * the start (`StatementBatch`: 256 bytes, and 36 of results and offsets, each: 0.6 MB a client at 2048).
+ * thread (`DBSMACK_NATIVE_DESIGN=2 --workers 1`) 0.97-1.26 times as fast on PostgreSQL's point select at 8
+ * clients (five pairs, median 1.11), but MariaDB's 0.87-0.96 times in both layouts it was tried in; the 50 ms
+ * budget still ends a batch. An event of more statements than this (a transaction) is never batched with
+ * others; as a sequence its first this many statements go as one batch and the rest one at a time. Each
+ * client's batch holds room for this many statements from the start (`StatementBatch`: 256 bytes, and 36 of
+ * results and offsets, each: 0.6 MB a client at 2048).
  */
 export const BATCH_MAX = batchMaxAsked() ?? 256;
 

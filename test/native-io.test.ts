@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { loadIoOf } from '../src/driver/connectors.ts';
+import { loadEnvironmentNotes, loadIoOf } from '../src/driver/connectors.ts';
 import { DbError } from '../src/driver/errors.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { failSharedThread, nativeUnavailable, useNativeDesign } from '../src/driver/native-core.ts';
@@ -21,6 +21,7 @@ import { BATCH_MAX, batchMaxAsked, StatementBatch } from '../src/driver/statemen
 import type { Connection, PreparedStatement, Target } from '../src/driver/types.ts';
 import { parseTarget } from '../src/driver/url.ts';
 import { claimEvents } from '../src/engine/client.ts';
+import { UsageError } from '../src/errors.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { ROOT, runCli, startCli, tmpDir } from './helpers/cli.ts';
 import { expectError } from './helpers/db-errors.ts';
@@ -763,6 +764,63 @@ test('native io: DBSMACK_BATCH_MAX takes a whole number from 16 to 4096 and igno
   );
   // this process's own (the test runner passes none): the default
   if (process.env.DBSMACK_BATCH_MAX === undefined) assert.equal(BATCH_MAX, 256);
+});
+
+test("native io: the load path's environment: DBSMACK_IO and DBSMACK_BATCH refuse what they do not take, the measuring knobs say they ignore it", async () => {
+  assert.deepEqual(loadEnvironmentNotes({}), []);
+  const good = {
+    DBSMACK_IO: 'js',
+    DBSMACK_BATCH: 'off',
+    DBSMACK_NATIVE_DESIGN: '2',
+    DBSMACK_BATCH_MAX: '2048',
+    DBSMACK_NATIVE_YIELDS: '0',
+    DBSMACK_LOAD_THREADS: 'workers',
+  };
+  assert.deepEqual(loadEnvironmentNotes(good), []);
+  // empty is unset (the tests clear DBSMACK_IO that way)
+  assert.deepEqual(loadEnvironmentNotes(Object.fromEntries(Object.keys(good).map((k) => [k, '']))), []);
+  // as the core reads the count: strtol to the end, not negative
+  for (const y of ['3', '+3', ' 3', '200'])
+    assert.deepEqual(loadEnvironmentNotes({ DBSMACK_NATIVE_YIELDS: y }), []);
+  for (const [name, value, said] of [
+    [
+      'DBSMACK_NATIVE_DESIGN',
+      '7',
+      /DBSMACK_NATIVE_DESIGN=7 is ignored \(it takes a design of the native core, 0 to 4\)/,
+    ],
+    [
+      'DBSMACK_BATCH_MAX',
+      '99999',
+      /DBSMACK_BATCH_MAX=99999 is ignored \(it takes a whole number from 16 to 4096\): batches of up to \d+ statements/,
+    ],
+    ['DBSMACK_BATCH_MAX', '1e3', /DBSMACK_BATCH_MAX=1e3 is ignored/],
+    ['DBSMACK_NATIVE_YIELDS', '-1', /DBSMACK_NATIVE_YIELDS=-1 is ignored/],
+    ['DBSMACK_NATIVE_YIELDS', 'two', /DBSMACK_NATIVE_YIELDS=two is ignored/],
+    ['DBSMACK_LOAD_THREADS', 'main', /DBSMACK_LOAD_THREADS=main is ignored \(it takes only workers\)/],
+  ] as const) {
+    const notes = loadEnvironmentNotes({ [name]: value });
+    assert.equal(notes.length, 1, `${name}=${value}`);
+    assert.match(notes[0] as string, said);
+  }
+  assert.throws(
+    () => loadEnvironmentNotes({ DBSMACK_IO: 'JS' }),
+    (e: Error) => e instanceof UsageError && /unknown I\/O path 'JS' in DBSMACK_IO/.test(e.message),
+  );
+  assert.throws(
+    () => loadEnvironmentNotes({ DBSMACK_BATCH: 'no' }),
+    (e: Error) => e instanceof UsageError && /unknown batch setting 'no' in DBSMACK_BATCH/.test(e.message),
+  );
+  // from the command line, on SQLite (no server): the refusal before anything runs, the note once on stderr
+  const db = `sqlite:${path.join(tmpDir('dbsmack-envknobs-'), 'k.db')}`;
+  const run = ['run', 'select1', '--db', db, '--events', '50', '--no-history'];
+  const refused = await runCli(run, { env: { DBSMACK_IO: 'JS' } });
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /unknown I\/O path 'JS' in DBSMACK_IO/);
+  assert.doesNotMatch(refused.stderr, /internal/i);
+  const noted = await runCli(run, { env: { DBSMACK_BATCH_MAX: '99999' } });
+  assert.equal(noted.code, 0, noted.stderr);
+  assert.equal(noted.stderr.match(/DBSMACK_BATCH_MAX=99999 is ignored/g)?.length, 1, noted.stderr);
+  assert.match(noted.stdout, /Query Barrel Report|queries/);
 });
 
 test('native io: events are claimed in batches without passing --events; ?batch= is checked', () => {

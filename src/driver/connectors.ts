@@ -6,8 +6,10 @@
  * do, so that the main thread loads no library client for it. Kept free of the client
  * libraries themselves so that the main thread can name the connector without loading them.
  */
+import { UsageError } from '../errors.ts';
 import { DbError } from './errors.ts';
 import { askedDesign, nativeUnavailable, sharedIoSupported } from './native-core.ts';
+import { BATCH_MAX, batchMaxAsked } from './statement-batch.ts';
 import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from './types.ts';
 
 /**
@@ -125,4 +127,52 @@ export function ioNote(target: Target): string | undefined {
   return why === undefined
     ? undefined
     : `note: ${why}; the load clients use the JavaScript I/O path (?io=js)`;
+}
+
+/**
+ * The load path's environment, read before a run (engine/run-once.ts). `DBSMACK_IO` and `DBSMACK_BATCH` say
+ * what the URL's `?io=` and `?batch=` say, and a value they do not take is refused as the URL's is (a
+ * UsageError: `DBSMACK_IO=JS` would otherwise run on the native core unsaid). The knobs that measure one
+ * layout against another are read by every load thread (and by the native core in C++), which ignore a
+ * value they do not take and go on with dbsmack's choice; that is returned here as notes, so that no one
+ * measures the default believing it a variant. Empty counts as unset everywhere.
+ */
+export function loadEnvironmentNotes(env: NodeJS.ProcessEnv = process.env): string[] {
+  const set = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const io = set('DBSMACK_IO');
+  if (io !== undefined && io !== 'native' && io !== 'js')
+    throw new UsageError(`unknown I/O path '${io}' in DBSMACK_IO`, 'use DBSMACK_IO=native or DBSMACK_IO=js');
+  const batch = set('DBSMACK_BATCH');
+  if (batch !== undefined && batch !== 'on' && batch !== 'off')
+    throw new UsageError(`unknown batch setting '${batch}' in DBSMACK_BATCH`, 'use DBSMACK_BATCH=on or off');
+  const notes: string[] = [];
+  const ignored = (name: string, takes: string, instead: string): void => {
+    notes.push(`note: ${name}=${env[name]} is ignored (it takes ${takes}): ${instead}`);
+  };
+  const design = set('DBSMACK_NATIVE_DESIGN');
+  if (design !== undefined && askedDesign(design) === undefined)
+    ignored(
+      'DBSMACK_NATIVE_DESIGN',
+      'a design of the native core, 0 to 4',
+      "the load threads' designs are dbsmack's choice",
+    );
+  const most = set('DBSMACK_BATCH_MAX');
+  if (most !== undefined && batchMaxAsked(most) === undefined)
+    ignored(
+      'DBSMACK_BATCH_MAX',
+      'a whole number from 16 to 4096',
+      `batches of up to ${BATCH_MAX} statements`,
+    );
+  const yields = set('DBSMACK_NATIVE_YIELDS');
+  // as the core reads it (native/dbsmack_io.cc yieldsAsked: strtol to the end, not negative)
+  if (yields !== undefined && !(/^\s*[+-]?\d+$/.test(yields) && Number(yields) >= 0))
+    ignored('DBSMACK_NATIVE_YIELDS', 'a whole number, 0 for none', "the core's own count for the protocol");
+  const threads = set('DBSMACK_LOAD_THREADS');
+  if (threads !== undefined && threads !== 'workers')
+    ignored(
+      'DBSMACK_LOAD_THREADS',
+      'only workers',
+      'the main thread takes a share of the clients where it can',
+    );
+  return notes;
 }

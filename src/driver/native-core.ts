@@ -206,9 +206,11 @@ function nativeDesign(): number {
   return design;
 }
 
-/** The design `DBSMACK_NATIVE_DESIGN` asks for (undefined: none, or not one of 0-4: the choice is dbsmack's). */
-export function askedDesign(): number | undefined {
-  const v = process.env.DBSMACK_NATIVE_DESIGN;
+/**
+ * The design `DBSMACK_NATIVE_DESIGN` asks for (undefined: none, or not one of 0-4: the choice is dbsmack's, and
+ * the run says so once: connectors.ts `loadEnvironmentNotes`).
+ */
+export function askedDesign(v: string | undefined = process.env.DBSMACK_NATIVE_DESIGN): number | undefined {
   const d = Number(v);
   return v !== undefined && v !== '' && Number.isInteger(d) && d >= 0 && d <= 4 ? d : undefined;
 }

@@ -22,7 +22,10 @@ import type { DbError } from './errors.ts';
  */
 export const BATCH_MAX = batchMaxAsked() ?? 256;
 
-/** The batch size `DBSMACK_BATCH_MAX` asks for: a whole number from 16 to 4096, else undefined (ignored). */
+/**
+ * The batch size `DBSMACK_BATCH_MAX` asks for: a whole number from 16 to 4096, else undefined (ignored; the
+ * run says so once: connectors.ts `loadEnvironmentNotes`).
+ */
 export function batchMaxAsked(v: string | undefined = process.env.DBSMACK_BATCH_MAX): number | undefined {
   if (v === undefined || !/^\d+$/.test(v)) return undefined;
   const n = Number(v);

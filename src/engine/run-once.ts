@@ -3,7 +3,7 @@
  * optional prepare, the engine, the probes that watch the server while it is measured, and the RunResult.
  */
 
-import { ioNote, loadConnectorOf, loadIoOf } from '../driver/connectors.ts';
+import { ioNote, loadConnectorOf, loadEnvironmentNotes, loadIoOf } from '../driver/connectors.ts';
 import type { Target } from '../driver/types.ts';
 import { buildRunResult } from '../metrics/build-result.ts';
 import type { IntervalPoint, RunResult } from '../metrics/run-result.ts';
@@ -82,11 +82,19 @@ export interface RunInput {
 
 /** The note that the native I/O core is missing is given once per process (a sweep runs many times). */
 let noted = false;
+/** The environment's notes (`loadEnvironmentNotes`) given so far: each once per process. */
+const environmentNoted = new Set<string>();
 
 /** Run once; throws `StartError` when the clients cannot start (connect, load, set-up). */
 export async function runOnce(input: RunInput): Promise<RunResult> {
   const { plan, workload, options } = input;
   const target = plan.target;
+  // before anything of the run: a value of DBSMACK_IO or DBSMACK_BATCH they do not take is refused
+  for (const note of loadEnvironmentNotes()) {
+    if (environmentNoted.has(note)) continue;
+    environmentNoted.add(note);
+    input.log(note);
+  }
   const admin = (fn: (ctx: AdminContext) => Promise<void>, textOnly = false): Promise<void> =>
     withAdminContext(
       target,

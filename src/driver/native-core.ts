@@ -309,6 +309,11 @@ export const SOLO_IO_MAX_CLIENTS = 4;
  * On a Xeon guest under KVM (2026-12-07, thirty-third session) the shared loop made 0.73-0.83 of a thread
  * each's q/s at more CPU a query; that placement, probed by the native core and kept per boot, was tried as
  * the rule's trait and dropped: on that one machine it read 0-100% of turns apart from moment to moment.
+ * One load thread with every batch on its connection's own thread and batches of up to 2048 statements
+ * (`DBSMACK_NATIVE_DESIGN=2 DBSMACK_BATCH_MAX=2048 --workers 1`) met both targets at 8 on a Xeon guest of
+ * model 167 (thirty-fourth session) but not on one of model 207 (2026-12-07, thirty-fifth session, three
+ * sets): 0.89-0.99 of a thread each's q/s on single statements, `dbsmack pgbench -S` 1.22-1.25 of pgbench's
+ * CPU in two sets of three; only oltp_read_only gained in all three. Not the default either.
  */
 export const SOLO_IO_READS_MAX_CLIENTS = 8;
 

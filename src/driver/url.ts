@@ -188,18 +188,23 @@ function checkConnector(server: string, given: string | undefined, known: readon
   }
 }
 
+/** The values `?io=` takes, as does the environment's `DBSMACK_IO` (connectors.ts `loadEnvironmentNotes`). */
+export const IO_PATHS: readonly string[] = ['native', 'js'];
+
+/** The values `?batch=` takes, as does the environment's `DBSMACK_BATCH`. */
+export const BATCH_SETTINGS: readonly string[] = ['on', 'off'];
+
 /**
  * `?io=native|js`: the load connections' I/O path; native I/O is a part of the `dbsmack` connector.
  * `?batch=on|off`: whether the native core may batch events of one statement (connectors.ts batchingOf).
  */
 function checkIo(params: Record<string, string>): void {
   const batch = params.batch;
-  if (batch !== undefined && batch !== 'on' && batch !== 'off')
+  if (batch !== undefined && !BATCH_SETTINGS.includes(batch))
     throw new UsageError(`unknown batch setting '${batch}'`, 'use ?batch=on or ?batch=off');
   const io = params.io;
   if (io === undefined) return;
-  if (io !== 'native' && io !== 'js')
-    throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
+  if (!IO_PATHS.includes(io)) throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
   if (io === 'native' && params.connector !== undefined && params.connector !== 'dbsmack')
     throw new UsageError(
       `?io=native needs the dbsmack connector, not ${params.connector}`,

@@ -80,21 +80,24 @@ export interface RunInput {
   onSnapshot?: EngineHooks['onSnapshot'];
 }
 
-/** The note that the native I/O core is missing is given once per process (a sweep runs many times). */
-let noted = false;
-/** The environment's notes (`loadEnvironmentNotes`) given so far: each once per process. */
-const environmentNoted = new Set<string>();
+/**
+ * The notes given so far (the environment's, `loadEnvironmentNotes`; that the native I/O core is missing,
+ * `ioNote`): each once per process, since a sweep runs many times.
+ */
+const noted = new Set<string>();
+
+function noteOnce(note: string | undefined, log: (message: string) => void): void {
+  if (note === undefined || noted.has(note)) return;
+  noted.add(note);
+  log(note);
+}
 
 /** Run once; throws `StartError` when the clients cannot start (connect, load, set-up). */
 export async function runOnce(input: RunInput): Promise<RunResult> {
   const { plan, workload, options } = input;
   const target = plan.target;
   // before anything of the run: a value of DBSMACK_IO or DBSMACK_BATCH they do not take is refused
-  for (const note of loadEnvironmentNotes()) {
-    if (environmentNoted.has(note)) continue;
-    environmentNoted.add(note);
-    input.log(note);
-  }
+  for (const note of loadEnvironmentNotes()) noteOnce(note, (m) => input.log(m));
   const admin = (fn: (ctx: AdminContext) => Promise<void>, textOnly = false): Promise<void> =>
     withAdminContext(
       target,
@@ -109,11 +112,7 @@ export async function runOnce(input: RunInput): Promise<RunResult> {
   if (workload.prepareOnRun && workload.prepare) await admin(workload.prepare.bind(workload));
   // say "run prepare first" rather than let every client fail on a missing table
   else if (workload.check) await admin(workload.check.bind(workload), workload.textCheck === true);
-  const note = ioNote(target);
-  if (note !== undefined && !noted) {
-    noted = true;
-    input.log(note);
-  }
+  noteOnce(ioNote(target), (m) => input.log(m));
   const probes = input.probes ?? [];
   const started: RunProbe[] = [];
   const engine = new Engine(plan, input.workers, {

@@ -13,6 +13,10 @@ test('sqlite URLs resolve to absolute paths', () => {
   assert.equal(parseTarget('sqlite:///tmp/a.db', {}).path, '/tmp/a.db');
   assert.equal(parseTarget('sqlite::memory:', {}).path, ':memory:');
   assert.equal(parseTarget('sqlite:a.db?busy_timeout=100', {}).params.busy_timeout, '100');
+  // ?io= and ?batch= mean nothing to SQLite's in-process driver, but a value they do not take is refused
+  assert.equal(parseTarget('sqlite:a.db?io=js&batch=off', {}).driver, 'sqlite');
+  assert.throws(() => parseTarget('sqlite:a.db?io=JS', {}), /unknown I\/O path 'JS'/);
+  assert.throws(() => parseTarget('sqlite::memory:?batch=yes', {}), /unknown batch setting 'yes'/);
 });
 
 test('mysql and mariadb URLs, with socket and connector', () => {

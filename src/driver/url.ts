@@ -199,17 +199,26 @@ export const BATCH_SETTINGS: readonly string[] = ['on', 'off'];
  * `?batch=on|off`: whether the native core may batch events of one statement (connectors.ts batchingOf).
  */
 function checkIo(params: Record<string, string>): void {
-  const batch = params.batch;
-  if (batch !== undefined && !BATCH_SETTINGS.includes(batch))
-    throw new UsageError(`unknown batch setting '${batch}'`, 'use ?batch=on or ?batch=off');
+  checkIoValues(params);
   const io = params.io;
-  if (io === undefined) return;
-  if (!IO_PATHS.includes(io)) throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
   if (io === 'native' && params.connector !== undefined && params.connector !== 'dbsmack')
     throw new UsageError(
       `?io=native needs the dbsmack connector, not ${params.connector}`,
       'leave ?connector= out or name connector=dbsmack',
     );
+}
+
+/**
+ * That `?io=` and `?batch=` name values they take. Also on a SQLite URL, which has no I/O path of its own
+ * (its driver is in-process) and ignores them: a typo there is refused as it is on a server's URL.
+ */
+function checkIoValues(params: Record<string, string>): void {
+  const batch = params.batch;
+  if (batch !== undefined && !BATCH_SETTINGS.includes(batch))
+    throw new UsageError(`unknown batch setting '${batch}'`, 'use ?batch=on or ?batch=off');
+  const io = params.io;
+  if (io !== undefined && !IO_PATHS.includes(io))
+    throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
 }
 
 function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {
@@ -254,6 +263,7 @@ function parseSqlite(url: string, scheme: string): Target {
       'use sqlite:./file.sqlite or sqlite::memory:',
     );
   }
+  checkIoValues(params);
   const file = rest === ':memory:' ? rest : path.resolve(rest);
   return { driver: 'sqlite', redactedUrl: `sqlite:${rest}`, path: file, params };
 }

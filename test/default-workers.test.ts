@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { resolveWorkload } from '../src/cli/run.ts';
 import { loadIoOf, sharedIoOf, soloIoOf } from '../src/driver/connectors.ts';
 import {
   loadDesign,
+  SHARED_LOOP_CPU_VENDORS,
   SOLO_IO_MAX_CLIENTS,
   SOLO_IO_READS_MAX_CLIENTS,
   sharedIoSupported,
@@ -16,8 +17,10 @@ import {
   capacityProblem,
   defaultWorkers,
   type MachineLimits,
+  machineLimits,
   maxWorkers,
   SQLITE_WORKERS_PER_CORE,
+  soloIoMaxClients,
   WORKER_BYTES,
 } from '../src/engine/engine.ts';
 import { InputError } from '../src/errors.ts';
@@ -139,6 +142,32 @@ test('PostgreSQL clients that only read: a load thread each up to a higher bound
   assert.equal(defaultWorkers('postgres', 8, 1, big, true, true, true), 1);
   assert.equal(defaultWorkers('postgres', 8, 2, big, true, false, true), 1);
   assert.equal(defaultWorkers('mysql', 8, 2, big, false, false, true), 2);
+});
+
+test('on an AMD EPYC machine PostgreSQL clients that only read share load threads as writers do', () => {
+  const amd: MachineLimits = { ...big, cpuVendor: 'AuthenticAMD' };
+  const intel: MachineLimits = { ...big, cpuVendor: 'GenuineIntel' };
+  assert.ok(SHARED_LOOP_CPU_VENDORS.includes('AuthenticAMD'));
+  assert.equal(soloIoMaxClients(true, amd), SOLO_IO_MAX_CLIENTS);
+  assert.equal(soloIoMaxClients(true, intel), SOLO_IO_READS_MAX_CLIENTS);
+  assert.equal(soloIoMaxClients(true, big), SOLO_IO_READS_MAX_CLIENTS, 'a vendor not read: the thread each');
+  assert.equal(soloIoMaxClients(false, intel), SOLO_IO_MAX_CLIENTS);
+  for (const cores of [2, 3, 8])
+    for (let clients = 1; clients <= SOLO_IO_READS_MAX_CLIENTS + 2; clients++) {
+      const reads = defaultWorkers('postgres', clients, cores, { ...amd, cores }, true, true, true);
+      const writes = defaultWorkers('postgres', clients, cores, { ...amd, cores }, true, true, false);
+      assert.equal(reads, writes, `${clients} clients on ${cores} cores`);
+    }
+  // a thread each up to 4, two load threads at 5 to 7, the shared I/O thread's one from 8 (2 cores)
+  assert.equal(defaultWorkers('postgres', 4, 2, amd, true, true, true), 4);
+  assert.equal(defaultWorkers('postgres', 6, 2, amd, true, true, true), 2);
+  assert.equal(defaultWorkers('postgres', 8, 2, amd, true, true, true), 1);
+  assert.equal(defaultWorkers('postgres', 8, 2, intel, true, true, true), 8);
+  // this machine's vendor, as /proc/cpuinfo says it
+  if (process.platform === 'linux') {
+    const line = /^vendor_id\s*:\s*(\S+)/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    assert.equal(machineLimits().cpuVendor, line?.[1]);
+  }
 });
 
 test('which workloads say they only read: the built-ins, pgbench scripts and smack files by their SQL', async () => {

@@ -16,7 +16,7 @@ import { resolveWorkload } from '../src/cli/run.ts';
 import { loadDriver } from '../src/driver/index.ts';
 import { askedDesign, nativeUnavailable, sharedIoSupported } from '../src/driver/native-core.ts';
 import { parseTarget } from '../src/driver/url.ts';
-import { defaultWorkers } from '../src/engine/capacity.ts';
+import { defaultWorkers, soloIoMaxClients } from '../src/engine/capacity.ts';
 import { RunController, runOnce } from '../src/engine/run-once.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { planFrom } from '../src/run/plan.ts';
@@ -118,18 +118,21 @@ test("many PostgreSQL clients: one load thread by default, every second connecti
   const four = await runJson([...run, '--clients', '4']);
   assert.equal(four.workers, defaultWorkers('postgres', 4, undefined, undefined, true, true));
   assert.equal(four.target.shared_io_thread, undefined);
-  // 8 clients: a thread each where the workload only reads (select1), the shared loop where it writes (a
-  // script of a temporary table of each connection's own)
+  // 8 clients: a thread each where the workload only reads (select1; not on an AMD EPYC machine, where they
+  // share the loop as writers do: capacity.ts soloIoMaxClients), the shared loop where it writes (a script of
+  // a temporary table of each connection's own)
   const eight = await runJson([...run, '--clients', '8']);
-  assert.equal(eight.workers, defaultWorkers('postgres', 8, undefined, undefined, true, true, true));
-  assert.equal(eight.target.shared_io_thread, undefined);
+  const eightReaders = defaultWorkers('postgres', 8, undefined, undefined, true, true, true);
+  assert.equal(eight.workers, eightReaders);
+  assert.equal(eight.target.shared_io_thread, eightReaders === 1 ? true : undefined);
   const writes = path.join(tmpDir('dbsmack-mainthr-'), 'writes.sql');
   writeFileSync(writes, 'CREATE TEMP TABLE IF NOT EXISTS w (a int);\nINSERT INTO w VALUES (1);\n');
   const writer = await runJson(['run', writes, '--db', own.url, '--events', '800', '--clients', '8']);
   assert.equal(writer.workers, one, 'writers: the one load thread of 16 clients');
   assert.equal(writer.target.shared_io_thread, one === 1 ? true : undefined);
   assert.equal(writer.totals.errors, 0);
-  if (one === 1) assert.ok(eight.workers > 1, `${eight.workers} load threads for 8 readers`);
+  if (one === 1 && soloIoMaxClients(true) >= 8)
+    assert.ok(eight.workers > 1, `${eight.workers} load threads for 8 readers`);
   const asked = await runJson([...run, '--clients', '16'], { DBSMACK_NATIVE_DESIGN: '3' });
   assert.equal(asked.workers, two);
   assert.equal(asked.target.shared_io_thread, undefined);

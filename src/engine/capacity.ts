@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import {
   SHARED_IO_MIN_CLIENTS,
+  SHARED_LOOP_CPU_VENDORS,
   SOLO_IO_MAX_CLIENTS,
   SOLO_IO_READS_MAX_CLIENTS,
 } from '../driver/native-core.ts';
@@ -55,6 +56,8 @@ export interface MachineLimits {
   totalMemBytes: number;
   /** Open files a process may have (RLIMIT_NOFILE), when it can be read. */
   fileLimit?: number | undefined;
+  /** The CPU's vendor as /proc/cpuinfo names it (`GenuineIntel`, `AuthenticAMD`), when it can be read. */
+  cpuVendor?: string | undefined;
 }
 
 /** The soft limit of open files, from /proc/self/limits (Linux); undefined elsewhere. */
@@ -67,8 +70,26 @@ function openFileLimit(): number | undefined {
   }
 }
 
+let vendor: string | undefined | null = null;
+
+/** /proc/cpuinfo's first `vendor_id` (Linux; read once); undefined elsewhere. */
+function cpuVendor(): string | undefined {
+  if (vendor !== null) return vendor;
+  try {
+    vendor = /^vendor_id\s*:\s*(\S+)/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1];
+  } catch {
+    vendor = undefined;
+  }
+  return vendor;
+}
+
 export function machineLimits(): MachineLimits {
-  return { cores: cpuCount(), totalMemBytes: os.totalmem(), fileLimit: openFileLimit() };
+  return {
+    cores: cpuCount(),
+    totalMemBytes: os.totalmem(),
+    fileLimit: openFileLimit(),
+    cpuVendor: cpuVendor(),
+  };
 }
 
 /** The most load worker threads the machine can hold (in LOAD_MEMORY_SHARE of its memory). */
@@ -98,7 +119,9 @@ export function maxWorkers(m: MachineLimits = machineLimits()): number {
  * thread each, which reads its one connection as sysbench's threads do: more throughput at less server CPU
  * a query than two load threads there (native-core.ts SOLO_IO_MAX_CLIENTS, 2026-12-06); up to
  * SOLO_IO_READS_MAX_CLIENTS (8) where the workload only reads (`readOnly`: its `Workload.readOnly`), whose
- * statements do not wait in the server as commits and row locks do.
+ * statements do not wait in the server as commits and row locks do, but not on an AMD EPYC machine, where
+ * one load thread made as many queries at less CPU (`soloIoMaxClients`, native-core.ts
+ * SHARED_LOOP_CPU_VENDORS).
  */
 export function defaultWorkers(
   driver: RunPlan['target']['driver'],
@@ -109,7 +132,7 @@ export function defaultWorkers(
   soloIo = false,
   readOnly = false,
 ): number {
-  if (soloIo && cores >= 2 && clients <= (readOnly ? SOLO_IO_READS_MAX_CLIENTS : SOLO_IO_MAX_CLIENTS))
+  if (soloIo && cores >= 2 && clients <= soloIoMaxClients(readOnly, m))
     return Math.max(1, Math.min(clients, maxWorkers(m)));
   const perCores =
     driver === 'sqlite'
@@ -117,6 +140,17 @@ export function defaultWorkers(
       : Math.max(Math.min(2, cores), Math.floor(cores / 2));
   if (sharedIo && perCores === 2 && clients >= SHARED_IO_MIN_CLIENTS) return 1;
   return Math.max(1, Math.min(clients, perCores, maxWorkers(m)));
+}
+
+/**
+ * Most PostgreSQL clients on the native core that get a load thread each: SOLO_IO_READS_MAX_CLIENTS where the
+ * workload only reads, unless the machine's CPU is of SHARED_LOOP_CPU_VENDORS (there readers share load
+ * threads as writers do: native-core.ts says what was measured); else SOLO_IO_MAX_CLIENTS.
+ */
+export function soloIoMaxClients(readOnly: boolean, m: MachineLimits = machineLimits()): number {
+  return readOnly && !SHARED_LOOP_CPU_VENDORS.includes(m.cpuVendor ?? '')
+    ? SOLO_IO_READS_MAX_CLIENTS
+    : SOLO_IO_MAX_CLIENTS;
 }
 
 /** Open files a client needs: its socket; SQLite the database, its WAL and its shared-memory file. */

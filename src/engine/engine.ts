@@ -32,8 +32,10 @@ export {
   capacityProblem,
   defaultWorkers,
   type MachineLimits,
+  machineLimits,
   maxWorkers,
   SQLITE_WORKERS_PER_CORE,
+  soloIoMaxClients,
   WORKER_BYTES,
 } from './capacity.ts';
 export type { LiveTotals };

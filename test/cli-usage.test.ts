@@ -146,7 +146,7 @@ test('--help of every command writes each default one way: "(default: …)", giv
     run: [
       /--clients <n> .*\(default: 1, or a smack file's create_threads\)/,
       /--time <s> .*\(default: 10 when no other limit is given\)/,
-      /--workers <n> .*\(default: one per SQLite client up to 8 per core, the clients beyond sharing them; one per PostgreSQL client up to 4 on the native I\/O core \(up to 8 where the workload only reads\); else one per two cores, at least two \(on 2 to 5 cores one, with a native I\/O thread, for more PostgreSQL clients\)\)/,
+      /--workers <n> .*\(default: one per SQLite client up to 8 per core, the clients beyond sharing them; one per PostgreSQL client up to 4 on the native I\/O core \(up to 8 where the workload only reads, but not on an AMD CPU\); else one per two cores, at least two \(on 2 to 5 cores one, with a native I\/O thread, for more PostgreSQL clients\)\)/,
       /--format <fmt> .*\(default: text\)/,
       /--rand-seed <n> .*\(default: drawn from the clock\)/,
       /--history <path> .*\(default: \$DBSMACK_HISTORY, else ~\/\.local\/share\/dbsmack\/history\.sqlite\)/,

@@ -466,7 +466,7 @@ function defineRun(program: Command) {
             '--workers <n>',
             'load threads, the first of them the main thread where its clients cannot hold it (more than half the memory holds, at 16 MiB each, are refused)',
           ).argParser(positiveInt('--workers')),
-          'one per SQLite client up to 8 per core, the clients beyond sharing them; one per PostgreSQL client up to 4 on the native I/O core (up to 8 where the workload only reads); else one per two cores, at least two (on 2 to 5 cores one, with a native I/O thread, for more PostgreSQL clients)',
+          'one per SQLite client up to 8 per core, the clients beyond sharing them; one per PostgreSQL client up to 4 on the native I/O core (up to 8 where the workload only reads, but not on an AMD CPU); else one per two cores, at least two (on 2 to 5 cores one, with a native I/O thread, for more PostgreSQL clients)',
         ),
       )
       .option(

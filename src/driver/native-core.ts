@@ -320,18 +320,19 @@ export const SOLO_IO_READS_MAX_CLIENTS = 8;
 /**
  * CPU vendors (/proc/cpuinfo `vendor_id`) on whose machines PostgreSQL readers get no more load threads of
  * their own than writers do (SOLO_IO_MAX_CLIENTS; from SHARED_IO_MIN_CLIENTS the shared I/O thread's one).
- * Every 2-core AMD EPYC guest measured so far (PVM 2026-12-06 and -07, KVM 2026-12-07 twice) made at least
- * as many queries with one load thread as with a thread each at 6 and 8 readers, at less CPU a query, where
- * every Xeon guest (four sessions, two models) lost a tenth to a quarter of its queries that way. Measured
- * 2026-12-07 (thirty-sixth session, a KVM guest of AMD EPYC, sysbench 23-27k point selects a second at 8),
- * bench/peers --time 8 --repeat 3-4 --only postgres,pgbench,postgres-ro, q/s @ whole-process CPU against
- * the peer: at 8 readers a thread each 0.94 @ 1.32, 1.00 @ 1.33 and 1.03 @ 1.36 (point select, read_only,
- * the module; start-up 0.82-1.00 s: a bare worker costs 63 ms of CPU there), one load thread with the shared
- * I/O thread 1.09 @ 0.81, 1.05 @ 0.89, 1.04 @ 0.96 (start-up 0.24-0.33 s); at 6 readers (point select) a
- * thread each 1.14 @ 1.02, two load threads 1.16 @ 0.85. With the rule (four rounds at 8) the default made
- * 1.03-1.09 @ 0.83-0.97 against `--workers 8`'s 0.99-1.03 @ 1.14-1.36. The vendor stands for whatever in these hosts makes
- * the difference (their wake-ups across CPUs were not it: 100% of turns on both kinds): a rule of what was
- * measured, which `--workers` overrides; a machine of another vendor keeps the thread each.
+ * Every 2-core AMD EPYC guest measured so far (PVM 2026-12-06 and -07, KVM 2026-12-07 twice) made about as
+ * many queries at 8 readers with one load thread as with a thread each (0.90-1.12 of them), at less CPU a
+ * query, where every Xeon guest (four sessions, two models) lost a tenth to a quarter of its queries that way.
+ * Measured 2026-12-07 (thirty-sixth session, a KVM guest of AMD EPYC, sysbench 23-27k point selects a second
+ * at 8), bench/peers --time 8 --repeat 3-4 --only postgres,pgbench,postgres-ro, q/s @ whole-process CPU
+ * against the peer: at 8 readers a thread each 0.94 @ 1.32, 1.00 @ 1.33 and 1.03 @ 1.36 (point select,
+ * read_only, the module; start-up 0.82-1.00 s: a bare worker costs 63 ms of CPU there), one load thread with
+ * the shared I/O thread 1.09 @ 0.81, 1.05 @ 0.89, 1.04 @ 0.96 (start-up 0.24-0.33 s); at 6 readers (point
+ * select) a thread each 1.14 @ 1.02, two load threads 1.16 @ 0.85. With the rule (four rounds at 8) the
+ * default made 1.03-1.09 @ 0.83-0.97 against `--workers 8`'s 0.99-1.03 @ 1.14-1.36. The vendor stands for
+ * whatever in these hosts makes the difference (neither what a worker costs to start nor where the scheduler
+ * puts two threads that wake each other told the machines apart): a rule of what was measured, which
+ * `--workers` overrides; a machine of another vendor, or whose vendor cannot be read, keeps the thread each.
  */
 export const SHARED_LOOP_CPU_VENDORS: readonly string[] = ['AuthenticAMD'];
 

@@ -6,12 +6,11 @@
  * do, so that the main thread loads no library client for it. Kept free of the client
  * libraries themselves so that the main thread can name the connector without loading them.
  */
-import { UsageError } from '../errors.ts';
 import { DbError } from './errors.ts';
 import { askedDesign, nativeUnavailable, sharedIoSupported } from './native-core.ts';
 import { BATCH_MAX, batchMaxAsked } from './statement-batch.ts';
 import type { ConnectOptions, MysqlConnector, PostgresConnector, Target } from './types.ts';
-import { BATCH_SETTINGS, IO_PATHS } from './url.ts';
+import { checkLoadSetting } from './url.ts';
 
 /**
  * Load clients on MySQL/MariaDB when the URL names none: dbsmack's own client, which costs about half the
@@ -140,12 +139,8 @@ export function ioNote(target: Target): string | undefined {
  */
 export function loadEnvironmentNotes(env: NodeJS.ProcessEnv = process.env): string[] {
   const set = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
-  const io = set('DBSMACK_IO');
-  if (io !== undefined && !IO_PATHS.includes(io))
-    throw new UsageError(`unknown I/O path '${io}' in DBSMACK_IO`, 'use DBSMACK_IO=native or DBSMACK_IO=js');
-  const batch = set('DBSMACK_BATCH');
-  if (batch !== undefined && !BATCH_SETTINGS.includes(batch))
-    throw new UsageError(`unknown batch setting '${batch}' in DBSMACK_BATCH`, 'use DBSMACK_BATCH=on or off');
+  checkLoadSetting('io', set('DBSMACK_IO'), 'use DBSMACK_IO=native or DBSMACK_IO=js', 'DBSMACK_IO');
+  checkLoadSetting('batch', set('DBSMACK_BATCH'), 'use DBSMACK_BATCH=on or off', 'DBSMACK_BATCH');
   const notes: string[] = [];
   const ignored = (name: string, takes: string, instead: string): void => {
     notes.push(`note: ${name}=${env[name]} is ignored (it takes ${takes}): ${instead}`);

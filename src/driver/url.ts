@@ -188,11 +188,29 @@ function checkConnector(server: string, given: string | undefined, known: readon
   }
 }
 
-/** The values `?io=` takes, as does the environment's `DBSMACK_IO` (connectors.ts `loadEnvironmentNotes`). */
-export const IO_PATHS: readonly string[] = ['native', 'js'];
+/**
+ * The values `?io=` and `?batch=` take, as do the environment's `DBSMACK_IO` and `DBSMACK_BATCH`
+ * (connectors.ts `loadEnvironmentNotes`).
+ */
+const LOAD_SETTINGS: Record<'io' | 'batch', { what: string; takes: readonly string[] }> = {
+  io: { what: 'I/O path', takes: ['native', 'js'] },
+  batch: { what: 'batch setting', takes: ['on', 'off'] },
+};
 
-/** The values `?batch=` takes, as does the environment's `DBSMACK_BATCH`. */
-export const BATCH_SETTINGS: readonly string[] = ['on', 'off'];
+/**
+ * Refuses a value of `?io=` or `?batch=` (and of `DBSMACK_IO`, `DBSMACK_BATCH`: `where` names the variable)
+ * that they do not take; `hint` says how to write one they do.
+ */
+export function checkLoadSetting(
+  name: keyof typeof LOAD_SETTINGS,
+  value: string | undefined,
+  hint: string,
+  where?: string,
+): void {
+  const { what, takes } = LOAD_SETTINGS[name];
+  if (value !== undefined && !takes.includes(value))
+    throw new UsageError(`unknown ${what} '${value}'${where ? ` in ${where}` : ''}`, hint);
+}
 
 /**
  * `?io=native|js`: the load connections' I/O path; native I/O is a part of the `dbsmack` connector.
@@ -213,12 +231,8 @@ function checkIo(params: Record<string, string>): void {
  * (its driver is in-process) and ignores them: a typo there is refused as it is on a server's URL.
  */
 function checkIoValues(params: Record<string, string>): void {
-  const batch = params.batch;
-  if (batch !== undefined && !BATCH_SETTINGS.includes(batch))
-    throw new UsageError(`unknown batch setting '${batch}'`, 'use ?batch=on or ?batch=off');
-  const io = params.io;
-  if (io !== undefined && !IO_PATHS.includes(io))
-    throw new UsageError(`unknown I/O path '${io}'`, 'use ?io=native or ?io=js');
+  checkLoadSetting('batch', params.batch, 'use ?batch=on or ?batch=off');
+  checkLoadSetting('io', params.io, 'use ?io=native or ?io=js');
 }
 
 function resolveMysql(p: UrlParts, env: NodeJS.ProcessEnv): Target {

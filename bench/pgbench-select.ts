@@ -18,7 +18,8 @@ export default defineWorkload({
   },
   // the check reads nothing typed: dbsmack's own client may run it (no pg loaded in the main thread)
   textCheck: true,
-  // its one statement only reads: on PostgreSQL up to 8 clients get a load thread each (Workload.readOnly)
+  // its one statement only reads: on PostgreSQL up to 8 clients get a load thread each, 4 on an AMD CPU
+  // (Workload.readOnly)
   readOnly: () => true,
   client(ctx) {
     const accounts = 100_000 * (ctx.options.scale as number);

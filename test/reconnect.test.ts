@@ -21,18 +21,32 @@ async function killRunSessions(
   admin: Connection,
   driver: 'mysql' | 'postgres',
   tag: string,
+  doing: { now: string },
 ): Promise<number> {
+  const step = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    doing.now = `${what}, since ${new Date(t0).toISOString()}`;
+    const v = await f();
+    doing.now = `${what} took ${Date.now() - t0} ms`;
+    return v;
+  };
   if (driver === 'postgres') {
-    const rows = await admin.all(
-      'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ? AND datname = current_database() AND pid <> pg_backend_pid()',
-      [tag],
+    const rows = await step('pg_terminate_backend', () =>
+      admin.all(
+        'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ? AND datname = current_database() AND pid <> pg_backend_pid()',
+        [tag],
+      ),
     );
     return rows.length;
   }
-  const rows = await admin.all(
-    "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE 'SELECT SLEEP(0.005)%' AND id <> CONNECTION_ID()",
+  const rows = await step('the processlist read', () =>
+    admin.all(
+      "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE 'SELECT SLEEP(0.005)%' AND id <> CONNECTION_ID()",
+    ),
   );
-  for (const r of rows) await admin.query(`KILL ${Number(r.id)}`).catch(() => {});
+  for (const r of rows) {
+    await step(`KILL ${Number(r.id)}`, () => admin.query(`KILL ${Number(r.id)}`)).catch(() => {});
+  }
   return rows.length;
 }
 
@@ -61,15 +75,20 @@ for (const driver of ['postgres', 'mysql'] as const) {
         ? { ...target, params: { ...target.params, application_name: 'dbsmack_killer' } }
         : target,
     );
+    // What the last check was doing, for the failure's message: a check that did not return once (a
+    // MariaDB run, not reproduced since) left no trace of which statement hung.
+    const doing = { now: 'nothing yet' };
     try {
       // Each client is in a statement most of the time: poll until one is caught in it.
       await waitFor(
         'a session of the run to kill',
-        async () => (await killRunSessions(admin, driver, tag)) > 0,
+        async () => (await killRunSessions(admin, driver, tag, doing)) > 0,
         {
           timeoutMs: 3000,
         },
-      );
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}; last step: ${doing.now}`);
+      });
     } finally {
       await admin.close();
     }

@@ -294,8 +294,9 @@ export interface Workload {
    * Whether every statement of its events only reads (no write, no row lock: kinds.ts `onlyReads` guesses
    * it from SQL), under these options; undefined or false when it may write or is not known before its
    * clients run. A hint for the run's layout, never for counting: on PostgreSQL with the native I/O core, up
-   * to 8 clients that only read get a load thread each (capacity.ts `defaultWorkers`), as a client whose
-   * statements wait in the server (commits, locks) costs more CPU that way than in a shared loop.
+   * to 8 clients that only read get a load thread each (4 on an AMD CPU, as writers: capacity.ts
+   * `soloIoMaxClients`), as a client whose statements wait in the server (commits, locks) costs more CPU
+   * that way than in a shared loop.
    */
   readOnly?(options: Readonly<Record<string, unknown>>): boolean;
   /** Add the workload's own figures to the finished result (pgbench's per-script statistics). */

@@ -26,9 +26,11 @@ async function killRunSessions(
   const step = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
     doing.now = `${what}, since ${new Date(t0).toISOString()}`;
-    const v = await f();
-    doing.now = `${what} took ${Date.now() - t0} ms`;
-    return v;
+    try {
+      return await f();
+    } finally {
+      doing.now = `${what}, ended after ${Date.now() - t0} ms`;
+    }
   };
   if (driver === 'postgres') {
     const rows = await step('pg_terminate_backend', () =>
@@ -83,12 +85,8 @@ for (const driver of ['postgres', 'mysql'] as const) {
       await waitFor(
         'a session of the run to kill',
         async () => (await killRunSessions(admin, driver, tag, doing)) > 0,
-        {
-          timeoutMs: 3000,
-        },
-      ).catch((e: Error) => {
-        throw new Error(`${e.message}; last step: ${doing.now}`);
-      });
+        { timeoutMs: 3000, doing: () => doing.now },
+      );
     } finally {
       await admin.close();
     }

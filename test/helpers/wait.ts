@@ -10,14 +10,20 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /**
  * Poll `check` until it returns a value other than undefined/false, and return that value; fail after
- * `timeoutMs` naming `what`. Polling the state itself (every `everyMs`) is the synchronisation: the wait
- * ends as soon as the state is there.
+ * `timeoutMs` naming `what`, and what `doing` says the check was last doing (which of its steps hung, when it
+ * does not return). Polling the state itself (every `everyMs`) is the synchronisation: the wait ends as soon
+ * as the state is there.
  */
 export async function waitFor<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  { timeoutMs = 15_000, everyMs = 10 }: { timeoutMs?: number; everyMs?: number } = {},
+  {
+    timeoutMs = 15_000,
+    everyMs = 10,
+    doing,
+  }: { timeoutMs?: number; everyMs?: number; doing?: () => string } = {},
 ): Promise<T> {
+  const lastStep = (): string => (doing === undefined ? '' : `; last step: ${doing()}`);
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -37,7 +43,7 @@ export async function waitFor<T>(
       last = e;
       if ((e as Error).message === 'the check itself did not return') {
         throw new Error(
-          `gave up after ${timeoutMs / 1000} s waiting for ${what} (the check itself did not return)`,
+          `gave up after ${timeoutMs / 1000} s waiting for ${what} (the check itself did not return)${lastStep()}`,
         );
       }
     } finally {
@@ -45,7 +51,7 @@ export async function waitFor<T>(
     }
     if (Date.now() >= until) {
       const why = last === undefined ? '' : ` (last attempt: ${(last as Error).message ?? String(last)})`;
-      throw new Error(`gave up after ${timeoutMs / 1000} s waiting for ${what}${why}`);
+      throw new Error(`gave up after ${timeoutMs / 1000} s waiting for ${what}${why}${lastStep()}`);
     }
     await pause(everyMs);
   }

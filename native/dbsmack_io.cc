@@ -113,6 +113,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
@@ -254,6 +255,10 @@ struct Conn {
 
   // solo(): SO_RCVTIMEO is set on the descriptor (SOLO_SLICE_MS), so a blocking recv() returns in time.
   bool sliced = false;
+
+  // followServer(): the server is on this machine (set by open()), and the reads since the last look.
+  bool local = false;
+  int followReads = 0;
 
   // Design D: the batch runs on this connection's own thread (`threaded`, from submitBatch until wait()
   // hands its ST_BATCH completion over); the connection is out of the worker's epoll set meanwhile.
@@ -693,6 +698,77 @@ bool readSome(Conn* c) {
     if (c->bAdvance) batchNext(c);
     if (static_cast<size_t>(r) < sizeof readBuffer) return true;
   }
+}
+
+// ---- following the server's thread to its CPU ------------------------------------------------------------
+
+// A connection's own thread, running a batch with blocking recv() (design D), moves now and then to the CPU its
+// server thread last replied from. Why: on a machine the server shares, a client thread on the CPU of the server
+// thread it wakes preempts it there and has sent its next statement before the server thread looks for one, so
+// neither sleeps, and no wake-up crosses CPUs; a pair split over two CPUs costs each statement a sleep and a
+// reschedule interrupt. The kernel's wake-up rules keep a pair together once it is, but bring it together slowly:
+// MariaDB point select at 32 clients (2026-12-07, a 2-core AMD EPYC PVM guest, per second of a 10 s run) began at
+// 17-29k q/s with its server's threads sleeping 0.4-0.6 times a query, 45% of the server's wake-ups of a client
+// thread crossing CPUs (sched_wakeup traces), and reached 38-45k at 0.03 only after 3-7 s; sysbench's threads,
+// which meet their server threads at the connection's first statement, ran at 34-40k from the first second at
+// 0.15-0.2. The CPU the reply came from is the socket's SO_INCOMING_CPU (on loopback the sender's: the softirq
+// that delivers it runs there); a thread not on it asks for that CPU alone and then for its whole mask again
+// (sched_setaffinity twice: it moves now, and the scheduler stays free to move it later). A look is a system call
+// (1.2 us on that guest), a move about 19 us, so the core looks every FOLLOW_EVERY-th read.
+// Measured (bench/peers --time 8 --clients 8,32 --repeat 3 --only mysql, each round's sysbench run then the
+// variants in turn): the server's sleeps a query 0.04-0.06 looking at every 16th read or every read, against
+// 0.20-0.41 without and sysbench's 0.11-0.21; q/s 1.05-1.12 of sysbench's (every read 1.03-1.09) against 0.90-1.00
+// without; the client's CPU a query after start-up 0.88 of sysbench's (every read 0.90-0.96) against 0.86-1.10
+// without; the server's CPU a query 25.1-31.8 us against 27.5-34.3.
+// Only where the server is on this machine (the connection's two ends have one address: sameHost): a remote
+// server's replies come from the CPU that took the network card's interrupt, and following every connection there
+// could pile the client threads onto one CPU. A Unix socket has no incoming CPU (-1): nothing moves.
+// Not in solo() (a load thread with one connection): at 1 client a server thread sleeps at every statement
+// wherever its client runs, and following there made 0.93-0.99 of sysbench's and pgbench's q/s against 1.01-1.05
+// without, at 1.02-1.10 times the CPU a query after start-up; at 4 PostgreSQL clients (a load thread each) it was
+// level (bench/peers --clients 1,4 --repeat 3, a build that followed there too).
+// DBSMACK_NATIVE_FOLLOW=N looks every N-th read instead, 0 never (to measure).
+constexpr int FOLLOW_EVERY = 16;
+static const int followEvery = [] {  // as DBSMACK_NATIVE_YIELDS: not a count is not asked
+  const char* v = getenv("DBSMACK_NATIVE_FOLLOW");
+  if (v == nullptr || *v == 0) return FOLLOW_EVERY;
+  char* end = nullptr;
+  long n = strtol(v, &end, 10);
+  if (*end != 0 || n < 0) return FOLLOW_EVERY;
+  return n > 1000000 ? 1000000 : static_cast<int>(n);
+}();
+
+// Whether the socket's two ends have one address (the server is on this machine: loopback, or this host's
+// own address).
+bool sameHost(int fd) {
+  sockaddr_storage a{}, b{};
+  socklen_t la = sizeof a, lb = sizeof b;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &la) != 0) return false;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&b), &lb) != 0) return false;
+  if (a.ss_family != b.ss_family) return false;
+  if (a.ss_family == AF_INET)
+    return reinterpret_cast<sockaddr_in*>(&a)->sin_addr.s_addr == reinterpret_cast<sockaddr_in*>(&b)->sin_addr.s_addr;
+  if (a.ss_family == AF_INET6)
+    return memcmp(&reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, &reinterpret_cast<sockaddr_in6*>(&b)->sin6_addr,
+                  sizeof(in6_addr)) == 0;
+  return false;  // a Unix socket: no incoming CPU to follow
+}
+
+// After a read on `c` by a thread that waits for it alone: every followEvery-th time, move to the CPU the
+// reply came from if this thread is not on it.
+void followServer(Conn* c) {
+  if (!c->local || followEvery == 0 || ++c->followReads < followEvery) return;
+  c->followReads = 0;
+  int from = -1;
+  socklen_t l = sizeof from;
+  if (getsockopt(c->fd, SOL_SOCKET, SO_INCOMING_CPU, &from, &l) != 0 || from < 0 || from >= CPU_SETSIZE) return;
+  if (sched_getcpu() == from) return;
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0 || !CPU_ISSET(from, &mask)) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(from, &one);
+  if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof mask, &mask);
 }
 
 // ---- design B: sending and waiting on the caller's thread --------------------------------------------------
@@ -1160,6 +1236,7 @@ void batchThread(Conn* c) {
         break;
       }
       received(c, readBuffer, static_cast<size_t>(r), monoUs());
+      followServer(c);  // after the statement's end is timed, before the next is sent
     }
     // Ended (its last statement, an error, the budget, a lost connection): hand the completion over.
     Core* core = c->core;
@@ -1538,6 +1615,7 @@ napi_value Open(napi_env env, napi_callback_info info) {
   tcore->yields = yieldsAsked >= 0 ? yieldsAsked : c->proto == P_PG ? YIELDS_PG : YIELDS_MYSQL;
   c->deprecateEof = (options & O_DEPRECATE_EOF) != 0;
   c->cacheMetadata = (options & O_CACHE_METADATA) != 0;
+  c->local = sameHost(own);
   if (!tcore->freeIds.empty()) {
     c->id = tcore->freeIds.back();
     tcore->freeIds.pop_back();

@@ -774,14 +774,17 @@ test("native io: the load path's environment: DBSMACK_IO and DBSMACK_BATCH refus
     DBSMACK_NATIVE_DESIGN: '2',
     DBSMACK_BATCH_MAX: '2048',
     DBSMACK_NATIVE_YIELDS: '0',
+    DBSMACK_NATIVE_FOLLOW: '0',
     DBSMACK_LOAD_THREADS: 'workers',
   };
   assert.deepEqual(loadEnvironmentNotes(good), []);
   // empty is unset (the tests clear DBSMACK_IO that way)
   assert.deepEqual(loadEnvironmentNotes(Object.fromEntries(Object.keys(good).map((k) => [k, '']))), []);
   // as the core reads the count: strtol to the end, not negative
-  for (const y of ['3', '+3', ' 3', '200'])
+  for (const y of ['3', '+3', ' 3', '200']) {
     assert.deepEqual(loadEnvironmentNotes({ DBSMACK_NATIVE_YIELDS: y }), []);
+    assert.deepEqual(loadEnvironmentNotes({ DBSMACK_NATIVE_FOLLOW: y }), []);
+  }
   for (const [name, value, said] of [
     [
       'DBSMACK_NATIVE_DESIGN',
@@ -796,6 +799,11 @@ test("native io: the load path's environment: DBSMACK_IO and DBSMACK_BATCH refus
     ['DBSMACK_BATCH_MAX', '1e3', /DBSMACK_BATCH_MAX=1e3 is ignored/],
     ['DBSMACK_NATIVE_YIELDS', '-1', /DBSMACK_NATIVE_YIELDS=-1 is ignored/],
     ['DBSMACK_NATIVE_YIELDS', 'two', /DBSMACK_NATIVE_YIELDS=two is ignored/],
+    [
+      'DBSMACK_NATIVE_FOLLOW',
+      '-16',
+      /DBSMACK_NATIVE_FOLLOW=-16 is ignored \(it takes a whole number, 0 for never\): threads waiting for one local server's reply look at every 16th read/,
+    ],
     ['DBSMACK_LOAD_THREADS', 'main', /DBSMACK_LOAD_THREADS=main is ignored \(it takes only workers\)/],
   ] as const) {
     const notes = loadEnvironmentNotes({ [name]: value });

@@ -6,18 +6,16 @@
  * by the kernel: `perf stat` of the sched_yield system call over a whole `dbsmack run`.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { nativeUnavailable } from '../src/driver/native-core.ts';
-import type { RunResult } from '../src/metrics/run-result.ts';
-import { BIN, tmpDir } from './helpers/cli.ts';
+import { tmpDir } from './helpers/cli.ts';
 import { need, needCommand } from './helpers/preconditions.ts';
 import { MYSQL_URL, needServer, PG_URL } from './helpers/servers.ts';
+import { PERF_TRACEPOINTS, syscallsOfRun } from './helpers/syscall-count.ts';
 
 const EVENT = 'syscalls:sys_enter_sched_yield';
-const PERF = 'Debian linux-perf, and tracefs mounted on /sys/kernel/tracing';
 
 /** sched_yield calls of a one-second `run select1` with 8 clients on one load thread (the epoll loop). */
 function yieldsOf(url: string, asked?: string): number {
@@ -30,47 +28,13 @@ function yieldRun(
   asked: string | undefined,
   workload: string,
 ): { yields: number; queries: number } {
-  const env = { ...process.env };
-  delete env.DBSMACK_NATIVE_YIELDS;
-  delete env.DBSMACK_NATIVE_DESIGN;
-  if (asked !== undefined) env.DBSMACK_NATIVE_YIELDS = asked;
-  const r = spawnSync(
-    'perf',
-    [
-      'stat',
-      '-x,',
-      '-e',
-      EVENT,
-      '--',
-      process.execPath,
-      BIN,
-      'run',
-      workload,
-      '--db',
-      `${url}?io=native`,
-      '--clients',
-      '8',
-      '--workers',
-      '1',
-      '--time',
-      '1',
-      '--format',
-      'json',
-      '--no-history',
-    ],
-    { encoding: 'utf8', env, timeout: 60_000 },
-  );
-  assert.equal(r.status, 0, `perf stat … dbsmack run: ${r.stderr}`);
-  const line = r.stderr.split('\n').find((l) => l.includes(EVENT));
-  const n = Number(line?.split(',')[0]);
-  assert.ok(Number.isFinite(n), `a count of ${EVENT} in: ${r.stderr}`);
-  const queries = (JSON.parse(r.stdout) as RunResult).totals.queries;
-  return { yields: n, queries };
+  const r = syscallsOfRun({ event: EVENT, url, workload, workers: 1, knob: 'DBSMACK_NATIVE_YIELDS', asked });
+  return { yields: r.calls, queries: r.queries };
 }
 
 test('native io: the core yields its CPU before sleeping with PostgreSQL connections, not with MariaDB ones; DBSMACK_NATIVE_YIELDS sets it', async (t) => {
   if (!need(t, nativeUnavailable())) return;
-  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF)) return;
+  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF_TRACEPOINTS)) return;
   if (!(await needServer(t, 'postgres')) || !(await needServer(t, 'mysql'))) return;
   const pg = yieldsOf(PG_URL);
   const pgOff = yieldsOf(PG_URL, '0');
@@ -90,7 +54,7 @@ test('native io: the core yields its CPU before sleeping with PostgreSQL connect
 
 test('native io: yields that keep finding nothing give up, and try again now and then (statements that sleep on the server)', async (t) => {
   if (!need(t, nativeUnavailable())) return;
-  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF)) return;
+  if (!needCommand(t, 'perf', ['stat', '-e', EVENT, '--', 'true'], PERF_TRACEPOINTS)) return;
   if (!(await needServer(t, 'postgres'))) return;
   // 20 ms a statement asleep in the server: a yield seldom lets a reply come. Seen here: 2.4 yields a
   // statement with three before every sleep (the loop also wakes for its thread's timers and messages),

@@ -159,10 +159,18 @@ export function loadEnvironmentNotes(env: NodeJS.ProcessEnv = process.env): stri
       'a whole number from 16 to 4096',
       `batches of up to ${BATCH_MAX} statements`,
     );
-  const yields = set('DBSMACK_NATIVE_YIELDS');
-  // as the core reads it (native/dbsmack_io.cc yieldsAsked: strtol to the end, not negative)
-  if (yields !== undefined && !(/^\s*[+-]?\d+$/.test(yields) && Number(yields) >= 0))
+  // a count as the core reads one (native/dbsmack_io.cc yieldsAsked, followEvery: strtol to the end, not
+  // negative)
+  const notCount = (v: string | undefined): boolean =>
+    v !== undefined && !(/^\s*[+-]?\d+$/.test(v) && Number(v) >= 0);
+  if (notCount(set('DBSMACK_NATIVE_YIELDS')))
     ignored('DBSMACK_NATIVE_YIELDS', 'a whole number, 0 for none', "the core's own count for the protocol");
+  if (notCount(set('DBSMACK_NATIVE_FOLLOW')))
+    ignored(
+      'DBSMACK_NATIVE_FOLLOW',
+      'a whole number, 0 for never',
+      "threads waiting for one local server's reply look at every 16th read where it came from",
+    );
   const threads = set('DBSMACK_LOAD_THREADS');
   if (threads !== undefined && threads !== 'workers')
     ignored(

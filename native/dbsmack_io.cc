@@ -66,9 +66,10 @@
 // woken by that answer keeps the pair on one CPU; PostgreSQL's backends answer faster than B's loop comes
 // round, and a thread per connection there wakes once per statement where B's loop collects several.
 // C above is D on a slower guest, where it lost at 32 clients as D does here; at 1 and 8 it was not worse.
-// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 up to 24 connections per
-// worker (up to 8 until 2026-12-06, see MYSQL_THREADED), for PostgreSQL at exactly 2 (PG_THREADED, since
-// 2026-12-06); B elsewhere; and a worker's only connection is read by the worker's thread (solo(), below).
+// So the default, design 3, chooses per batch (batchOnThread): D for MySQL from 2 connections per worker up
+// (up to 8 until 2026-12-06, to 24 until 2026-12-07: see batchOnThread), for PostgreSQL at exactly 2
+// (PG_THREADED, since 2026-12-06); B elsewhere; and a worker's only connection is read by the worker's thread
+// (solo(), below).
 // Against B (when one connection was D), --repeat 4, 1/8/16/32 clients: MariaDB 1.06 / 1.10 / 1.01 / 1.02,
 // PostgreSQL 0.99 / 1.02 / 1.07 / 1.04 (the last three B in both: the noise of this machine).
 // Where D loses on PostgreSQL (8 clients, 4 s of sched:sched_wakeup system-wide): sysbench's threads and
@@ -1134,7 +1135,7 @@ void ioThread(Conn* c) {
 
 // Whether this batch runs on the connection's own thread (D) or from wait() on the worker's thread (B).
 // Design 3 chooses per batch, from what was measured (bench/peers --variant, six rounds, see the top of this
-// file): D for MySQL from 2 up to MYSQL_THREADED connections (first 8; MariaDB at 4 per worker: 1.19 of B's
+// file): D for MySQL from 2 connections up (first up to 8, then 24; MariaDB at 4 per worker: 1.19 of B's
 // q/s at 9% less CPU, cross-CPU wake-ups per query 0.05-0.19 against 0.09-0.28); B elsewhere (PostgreSQL at
 // 4 per worker: D 0.82-0.89 of B at 40% more CPU; both servers at 16 per worker: D 0.92-0.95 at 12-28% more,
 // on the slower guests of 2026-12-02, with a budget of 20 ms a batch, about 10 statements at 32 clients). Not
@@ -1159,10 +1160,18 @@ void ioThread(Conn* c) {
 // epoll_wait collects more replies at each wake-up: at 64 clients (32 a thread) D's client CPU a query was
 // higher in three of four rows (point select 15.7-16.6 us against 13.6-16.0, read_only 23.4 against 20.5) for
 // 1.02-1.14 of the throughput; at 96 clients 0.91 of B's throughput at 17.5 us against 12.0, at 128 clients
-// 0.83 at 18.3 against 11.3. So D up to MYSQL_THREADED connections a load thread, 24 (48 clients on two).
-// A connection whose thread cannot be made (the process's thread limit) runs that batch as in B, and tries
-// again at its next.
-constexpr int MYSQL_THREADED = 24;
+// 0.83 at 18.3 against 11.3. So D up to 24 connections a load thread (48 clients on two), until 2026-12-07.
+// Since 2026-12-07 D's threads follow their server threads to their CPUs (followServer, above), and D runs
+// every MySQL batch of a load thread with two connections or more. bench/peers --time 8 --repeat 3 --variant ""
+// --variant DBSMACK_NATIVE_DESIGN=2 (B, the rule of then, against D for every batch, both following), a
+// 2-core AMD EPYC PVM guest: point select at 64, 96 and 128 clients D 1.09, 1.05, 1.06 of sysbench's q/s
+// against B's 0.98, 0.99, 0.95, at 0.91, 0.93, 0.85 of sysbench's client CPU a query after start-up against
+// 0.87, 0.79, 0.83; oltp_read_only at 64 and 128 1.10 and 1.10 against 0.98 and 0.98 (CPU 0.89 and 0.78
+// against 0.90 and 0.80), oltp_read_write 1.24 and 1.10 against 1.07 and 1.05 (CPU 0.65 and 0.85 against
+// 0.78 and 0.78). The server's threads slept 0.06-0.15 times a query under D against B's 0.72-1.00 (read_write
+// 0.47-0.97 against 1.00-1.33), and its CPU a query fell to 26-66 us from 32-77 (read_write 60-119 from
+// 75-127). A connection whose thread cannot be made (the process's thread limit) runs that batch as in B, and
+// tries again at its next.
 // PostgreSQL: D where a load thread has exactly two connections (4 clients on two load threads: `--workers 2`,
 // `dbsmack pgbench -c 4 -j 2`; the default since 2026-12-06 gives up to 4 PostgreSQL clients a load thread
 // each, read by solo(): src/driver/native-core.ts SOLO_IO_MAX_CLIENTS), B from three up. Measured 2026-12-06
@@ -1185,7 +1194,7 @@ bool batchOnThread(const Conn* c) {
   const Core* core = c->core;
   if (core->design == 2) return true;
   if (core->design != 3) return false;
-  return core->live > 1 && core->live <= (c->proto == P_MYSQL ? MYSQL_THREADED : PG_THREADED);
+  return core->live > 1 && (c->proto == P_MYSQL || core->live <= PG_THREADED);
 #else
   (void)c;
   return false;

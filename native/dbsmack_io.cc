@@ -708,19 +708,19 @@ bool readSome(Conn* c) {
 // thread it wakes preempts it there and has sent its next statement before the server thread looks for one, so
 // neither sleeps, and no wake-up crosses CPUs; a pair split over two CPUs costs each statement a sleep and a
 // reschedule interrupt. The kernel's wake-up rules keep a pair together once it is, but bring it together slowly:
-// MariaDB point select at 32 clients (2026-12-07, a 2-core AMD EPYC PVM guest, per second of a 10 s run) began at
-// 17-29k q/s with its server's threads sleeping 0.4-0.6 times a query, 45% of the server's wake-ups of a client
-// thread crossing CPUs (sched_wakeup traces), and reached 38-45k at 0.03 only after 3-7 s; sysbench's threads,
-// which meet their server threads at the connection's first statement, ran at 34-40k from the first second at
-// 0.15-0.2. The CPU the reply came from is the socket's SO_INCOMING_CPU (on loopback the sender's: the softirq
-// that delivers it runs there); a thread not on it asks for that CPU alone and then for its whole mask again
-// (sched_setaffinity twice: it moves now, and the scheduler stays free to move it later). A look is a system call
-// (1.2 us on that guest), a move about 19 us, so the core looks every FOLLOW_EVERY-th read.
+// MariaDB point select at 32 clients (2026-12-07, a 2-core AMD EPYC PVM guest, per second of 10 s runs) began at
+// 17-29k q/s with its server's threads sleeping 0.4-1.0 times a query, 45% of the server's wake-ups of a client
+// thread crossing CPUs (sched_wakeup traces), and rose by 30-75% over the next 3-7 s as the sleeps fell to
+// 0.01-0.1 a query; sysbench's threads, which meet their server threads at the connection's first statement, ran
+// level from the first second at 0.1-0.2. The CPU the reply came from is the socket's SO_INCOMING_CPU (on loopback
+// the sender's: the softirq that delivers it runs there); a thread not on it asks for that CPU alone and then for
+// its whole mask again (sched_setaffinity twice: it moves now, and the scheduler stays free to move it later). A
+// look is a system call (1.2 us on that guest), a move about 19 us, so the core looks every FOLLOW_EVERY-th read.
 // Measured (bench/peers --time 8 --clients 8,32 --repeat 3 --only mysql, each round's sysbench run then the
 // variants in turn): the server's sleeps a query 0.04-0.06 looking at every 16th read or every read, against
 // 0.20-0.41 without and sysbench's 0.11-0.21; q/s 1.05-1.12 of sysbench's (every read 1.03-1.09) against 0.90-1.00
 // without; the client's CPU a query after start-up 0.88 of sysbench's (every read 0.90-0.96) against 0.86-1.10
-// without; the server's CPU a query 25.1-31.8 us against 27.5-34.3.
+// without; the server's CPU a query 25.1-33.0 us against 27.5-34.3.
 // Only where the server is on this machine (the connection's two ends have one address: sameHost): a remote
 // server's replies come from the CPU that took the network card's interrupt, and following every connection there
 // could pile the client threads onto one CPU. A Unix socket has no incoming CPU (-1): nothing moves.

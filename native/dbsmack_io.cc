@@ -173,6 +173,17 @@ constexpr int O_DEPRECATE_EOF = 1;    // an OK packet (0xFE header) ends the row
 constexpr int O_CACHE_METADATA = 2;   // MariaDB's MARIADB_CLIENT_CACHE_METADATA: column count packets carry
                                       // a byte saying whether the column definitions follow
 
+// A measuring knob's count from the environment (src/driver/connectors.ts loadEnvironmentNotes checks it the
+// same way): strtol to the end, not negative, at most `most`; `notAsked` when unset, empty or not a count.
+int envCount(const char* name, int notAsked, int most) {
+  const char* v = getenv(name);
+  if (v == nullptr || *v == 0) return notAsked;
+  char* end = nullptr;
+  long n = strtol(v, &end, 10);
+  if (*end != 0 || n < 0) return notAsked;
+  return n > most ? most : static_cast<int>(n);
+}
+
 double monoUs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -730,14 +741,7 @@ bool readSome(Conn* c) {
 // level (bench/peers --clients 1,4 --repeat 3, a build that followed there too).
 // DBSMACK_NATIVE_FOLLOW=N looks every N-th read instead, 0 never (to measure).
 constexpr int FOLLOW_EVERY = 16;
-static const int followEvery = [] {  // as DBSMACK_NATIVE_YIELDS: not a count is not asked
-  const char* v = getenv("DBSMACK_NATIVE_FOLLOW");
-  if (v == nullptr || *v == 0) return FOLLOW_EVERY;
-  char* end = nullptr;
-  long n = strtol(v, &end, 10);
-  if (*end != 0 || n < 0) return FOLLOW_EVERY;
-  return n > 1000000 ? 1000000 : static_cast<int>(n);
-}();
+static const int followEvery = envCount("DBSMACK_NATIVE_FOLLOW", FOLLOW_EVERY, 1000000);
 
 // Whether the socket's two ends have one address (the server is on this machine: loopback, or this host's
 // own address).
@@ -970,14 +974,8 @@ void connEvent(Conn* c, uint32_t events, uint64_t tag) {
 // protocol: open() sets the core's count from the protocol.
 constexpr int YIELDS_PG = 1;
 constexpr int YIELDS_MYSQL = 0;
-static const int yieldsAsked = [] {  // -1: not asked (or not a count: as DBSMACK_NATIVE_DESIGN, ignored)
-  const char* v = getenv("DBSMACK_NATIVE_YIELDS");
-  if (v == nullptr || *v == 0) return -1;
-  char* end = nullptr;
-  long n = strtol(v, &end, 10);
-  if (*end != 0 || n < 0) return -1;
-  return n > 100 ? 100 : static_cast<int>(n);
-}();
+// -1: not asked (or not a count: as DBSMACK_NATIVE_DESIGN, ignored)
+static const int yieldsAsked = envCount("DBSMACK_NATIVE_YIELDS", -1, 100);
 
 // The yields give up when they keep finding nothing: a thread keeps the share of its recent yielding rounds
 // that found a reply (a connection's event or a batch's end; a message or a timer of the thread's own loop is

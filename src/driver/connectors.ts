@@ -159,7 +159,7 @@ export function loadEnvironmentNotes(env: NodeJS.ProcessEnv = process.env): stri
       'a whole number from 16 to 4096',
       `batches of up to ${BATCH_MAX} statements`,
     );
-  // a count as the core reads one (native/dbsmack_io.cc yieldsAsked, followEvery: strtol to the end, not
+  // a count as the core reads one (native/dbsmack_io.cc envCount: strtol to the end, not
   // negative)
   const notCount = (v: string | undefined): boolean =>
     v !== undefined && !(/^\s*[+-]?\d+$/.test(v) && Number(v) >= 0);

@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
-import { sysbenchRun } from './tools.ts';
+import { measuringAlone, sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -108,6 +108,8 @@ if (values.child !== undefined) {
   const designs = (values.designs as string).split(',');
   const clientCounts = positivesOf(import.meta.url, 'clients', values.clients as string, true);
   const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
+  // one measuring script at a time on this machine (tools.ts); the children run under the parent's
+  await measuringAlone(`bench/native-floor.ts ${process.argv.slice(2).join(' ')}`);
   for (const kind of (values.only as string).split(',')) {
     for (const clients of clientCounts) {
       for (let r = 0; r < repeat; r++) {

@@ -18,7 +18,7 @@
 import net from 'node:net';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
-import { sysbenchRun } from './tools.ts';
+import { measuringAlone, sysbenchRun } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -38,6 +38,8 @@ const SIZE = positiveOf(import.meta.url, 'table-size', values['table-size'] as s
 const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients as string, true);
 const REPEAT = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const ONREAD = values.reads !== 'data';
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/node-floor.ts ${process.argv.slice(2).join(' ')}`);
 
 /** One connection of the loop: what it sends per query, and how it recognises the end of a reply. */
 interface Wire {

@@ -44,7 +44,8 @@
  * context switches): a server thread that finds its next statement already sent does not sleep, one that
  * must wait for it sleeps and is woken again, which costs the server CPU (tools.ts serverSleeps).
  *
- * Each timed run starts on a quiet machine: the script waits, up to 10 s, until less than a tenth of its CPUs
+ * The script first waits while another measuring script runs on the machine (tools.ts `measuringAlone`), and
+ * each timed run starts on a quiet machine: the script waits, up to 10 s, until less than a tenth of its CPUs
  * were busy over half a second (tools.ts `quiet`; what one run leaves behind, PostgreSQL's checkpointer and
  * autovacuum after writes, InnoDB's purge, would run in the next), and a last line says how often it had to
  * wait and whether a run started busy all the same. "others' CPU %" is, for each run, the machine's busy time
@@ -96,6 +97,7 @@ import {
   ensureSbtest,
   ipiCount,
   machineTicks,
+  measuringAlone,
   must,
   type Sample as PeerSample,
   pgConn,
@@ -169,6 +171,8 @@ const VARIANTS: Variant[] = (values.variant as string[]).map((v) => {
   return { label: v === '' ? '(none)' : v, env, args };
 });
 if (VARIANTS.length === 0) VARIANTS.push({ label: '', env: process.env, args: [] });
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/peers.ts ${process.argv.slice(2).join(' ')}`);
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 
 /** One measured run; for dbsmack also its own figure. */

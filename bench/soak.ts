@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs, namesOf, positiveIn } from './args.ts';
-import { cliSql, ensureSbtest } from './tools.ts';
+import { cliSql, ensureSbtest, measuringAlone } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'dbsmack.js');
@@ -45,6 +45,8 @@ const TIME = positive('time');
 const BIG_TIME = positive('big-time');
 const BIG_CLIENTS = positive('big-clients');
 const CLIENTS = positive('clients');
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/soak.ts ${process.argv.slice(2).join(' ')}`);
 
 function rssMb(pid: number): number {
   try {

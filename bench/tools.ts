@@ -2,8 +2,8 @@
  * What the bench scripts share: a command timed by the kernel's accounting, sysbench's point-select run,
  * and SQL through the servers' own command-line clients (mysql, psql) for set-up checks.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
@@ -340,4 +340,54 @@ export function quiet(maxS = 10): { waitedS: number; share: number } {
     const waitedS = (performance.now() - t0) / 1000;
     if (share < QUIET_SHARE || waitedS >= maxS) return { waitedS, share };
   }
+}
+
+/** The lock every measuring script of this machine takes (`measuringAlone`), whichever clone it runs from. */
+export const MEASURING_LOCK = path.join(os.tmpdir(), 'dbsmack-measuring.lock');
+
+/**
+ * Wait until no other measuring script runs on this machine, then hold that until this process ends. Two at
+ * once share the CPUs and the servers, and both sets of figures are worthless, with nothing in them to say
+ * so but a column of others' CPU (a session started one bench/peers while another was in its last row,
+ * 2026-12-08: that row's dbsmack run met 11% of the machine's CPU from elsewhere). The lock is the kernel's
+ * (flock(1) holding `lock` while a `cat` reads this process's pipe): it goes when the process does, however
+ * it ends, so no stale lock outlives a killed run. Who holds it is in `lock`.who, for the waiting message.
+ * Without flock(1) (util-linux), a note and no lock. Returns once the lock is held.
+ */
+export async function measuringAlone(script: string, lock = MEASURING_LOCK): Promise<void> {
+  const holder = spawn('flock', [lock, 'sh', '-c', 'echo held; exec cat'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const held = await new Promise<boolean>((resolve) => {
+    let told = false;
+    const tell = setTimeout(() => {
+      told = true;
+      let who = 'another measuring script';
+      try {
+        who = readFileSync(`${lock}.who`, 'utf8').trim() || who;
+      } catch {}
+      console.error(`# waiting for ${who} to finish (two measuring runs at once spoil both)`);
+    }, 300);
+    holder.stdout.once('data', () => {
+      clearTimeout(tell);
+      if (told) console.error('# the other measuring run has finished');
+      resolve(true);
+    });
+    holder.once('error', (e) => {
+      clearTimeout(tell);
+      console.error(`# flock(1) not found (${e.message}): not guarding against other measuring runs`);
+      resolve(false);
+    });
+    holder.once('exit', (code) => {
+      clearTimeout(tell);
+      console.error(`# flock(1) on ${lock} ended (${code}): not guarding against other measuring runs`);
+      resolve(false);
+    });
+  });
+  if (!held) return;
+  writeFileSync(`${lock}.who`, `${script} (pid ${process.pid}, started ${new Date().toISOString()})\n`);
+  // the pipe to `cat` stays open while this process lives; nothing of it keeps the process alive
+  holder.unref();
+  (holder.stdin as unknown as { unref(): void }).unref();
+  (holder.stdout as unknown as { unref(): void }).unref();
 }

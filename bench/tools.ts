@@ -384,8 +384,16 @@ export async function measuringAlone(script: string, lock = MEASURING_LOCK): Pro
       resolve(false);
     });
   });
+  // said once, while waiting: a holder that ends with this process (Ctrl-C reaches both) says nothing
+  holder.removeAllListeners('exit');
+  holder.removeAllListeners('error');
+  holder.on('error', () => {});
   if (!held) return;
-  writeFileSync(`${lock}.who`, `${script} (pid ${process.pid}, started ${new Date().toISOString()})\n`);
+  try {
+    writeFileSync(`${lock}.who`, `${script} (pid ${process.pid}, started ${new Date().toISOString()})\n`);
+  } catch {
+    // another user's file: the lock holds all the same, the waiting message names no one
+  }
   // the pipe to `cat` stays open while this process lives; nothing of it keeps the process alive
   holder.unref();
   (holder.stdin as unknown as { unref(): void }).unref();

@@ -22,7 +22,7 @@ import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
 import { dbsmackSeconds, steadyUs } from './steady.ts';
-import { timed } from './tools.ts';
+import { measuringAlone, timed } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -81,6 +81,8 @@ for (const a of arms) {
     process.exit(2);
   }
 }
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/builds.ts ${process.argv.slice(2).join(' ')}`);
 
 interface Figures {
   qps: number;

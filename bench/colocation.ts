@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseTarget } from '../src/driver/url.ts';
 import { parseStat, statField } from '../src/probe/proc-tasks.ts';
 import { benchArgs, positiveIn } from './args.ts';
-import { dbsmackRunArgs, ensureSbtest } from './tools.ts';
+import { dbsmackRunArgs, ensureSbtest, measuringAlone } from './tools.ts';
 
 /** /proc/net/tcp's (or tcp6's) rows: each socket's inode to its [local port, remote port]. */
 export function tcpPorts(text: string): Map<string, [number, number]> {
@@ -134,6 +134,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     );
     process.exit(2);
   }
+  // one measuring script at a time on this machine (tools.ts)
+  await measuringAlone(`bench/colocation.ts ${process.argv.slice(2).join(' ')}`);
   const target = parseTarget(values.pg);
   const serverPort = target.port ?? 5432;
   ensureSbtest(target, size);

@@ -22,6 +22,7 @@ import { type Histogram, mergingHistogram } from '../src/metrics/histogram.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import { LiveMetrics } from '../src/report/live-metrics.ts';
 import { benchArgs, namesOf, positiveOf } from './args.ts';
+import { measuringAlone } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = benchArgs(import.meta.url, {
@@ -44,6 +45,8 @@ const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const scrapeS = positiveOf(import.meta.url, 'scrape', values.scrape as string);
 const workload = values.workload as string;
 const only = namesOf(import.meta.url, 'only', values.only as string, ['feed', 'sqlite', 'mysql']);
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/metrics-cost.ts ${process.argv.slice(2).join(' ')}`);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-metrics-cost-'));
 const targets: Record<string, string> = {
   sqlite: `sqlite:${path.join(dir, 'bench.sqlite')}`,

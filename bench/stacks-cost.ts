@@ -18,6 +18,7 @@ import { median } from '../src/analysis/stats.ts';
 import type { RunResult } from '../src/metrics/run-result.ts';
 import type { CodeProfile } from '../src/report/stacks-text.ts';
 import { benchArgs, namesOf, positiveOf } from './args.ts';
+import { measuringAlone } from './tools.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = benchArgs(import.meta.url, {
@@ -36,6 +37,8 @@ const time = String(positiveOf(import.meta.url, 'time', values.time as string));
 const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const clients = String(positiveOf(import.meta.url, 'clients', values.clients as string));
 const only = namesOf(import.meta.url, 'only', values.only as string, ['stacks', 'calls']);
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/stacks-cost.ts ${process.argv.slice(2).join(' ')}`);
 const calls = values.calls ?? (db.startsWith('postgres') ? 'ExecInitIndexScan' : 'open_table');
 const base = ['run', values.workload as string, '--db', db, '--clients', clients];
 base.push('--time', time, '--profile', '--format', 'json', '--quiet', '--no-history');

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { parseTarget } from '../src/driver/url.ts';
 import { sysbenchDbArgs } from '../test/helpers/sysbench.ts';
 import { benchArgs, positiveOf, positivesOf } from './args.ts';
-import { dbsmackRunArgs, ensureDatabase } from './tools.ts';
+import { dbsmackRunArgs, ensureDatabase, measuringAlone } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -32,6 +32,8 @@ const size = values['table-size'] as string;
 const threads = positivesOf(import.meta.url, 'threads', values.threads as string, true);
 positiveOf(import.meta.url, 'time', time);
 positiveOf(import.meta.url, 'table-size', size);
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/sysbench-parity.ts ${process.argv.slice(2).join(' ')}`);
 
 function sysbench(workload: string, url: string, args: string[], cmd: string): string {
   const r = spawnSync('sysbench', [workload, ...sysbenchDbArgs(parseTarget(url)), ...args, cmd], {

@@ -6,21 +6,23 @@
  * apart from the kernel's loopback costs that dominate (and blur) `bench/peers.ts` on a loaded machine.
  *
  *   node --import tsx bench/wire-cpu.ts [--root DIR] [--n 2000000] [--repeat 3] \
- *        [--mysql mysql://root@127.0.0.1:3306/test] [--pg postgres://root@127.0.0.1:5432/test]
+ *        [--mysql mysql://root@127.0.0.1:3306/dbsmack_perf] [--pg postgres://root@127.0.0.1:5432/dbsmack_perf]
  *
+ * The sbtest1 table (100,000 rows, as bench/peers makes it) is prepared with sysbench when it is missing.
  * `--root` imports the clients from another checkout (e.g. the main branch) for an A B comparison.
  */
 import path from 'node:path';
 import { parseTarget } from '../src/driver/url.ts';
 import { benchArgs, namesOf, positiveOf } from './args.ts';
+import { ensureSbtest, measuringAlone } from './tools.ts';
 
 const { values } = benchArgs(import.meta.url, {
   options: {
     root: { type: 'string', default: path.resolve(import.meta.dirname, '..') },
     n: { type: 'string', default: '1000000' },
     repeat: { type: 'string', default: '3' },
-    mysql: { type: 'string', default: 'mysql://root@127.0.0.1:3306/test' },
-    pg: { type: 'string', default: 'postgres://root@127.0.0.1:5432/test' },
+    mysql: { type: 'string', default: 'mysql://root@127.0.0.1:3306/dbsmack_perf' },
+    pg: { type: 'string', default: 'postgres://root@127.0.0.1:5432/dbsmack_perf' },
     only: { type: 'string', default: 'mysql,postgres' },
   },
 });
@@ -72,6 +74,7 @@ async function measure(name: string, url: string, sql: string, reply: Buffer, pg
     ? await import(path.join(ROOT, 'src/driver/pg-lean.ts'))
     : await import(path.join(ROOT, 'src/driver/mysql-lean.ts'));
   const connect = pg ? mod.connectPgLean : mod.connectMysqlLean;
+  ensureSbtest(parseTarget(url), 100_000);
   const conn = await connect(parseTarget(url), { connectTimeoutMs: 5000, load: true });
   const stmt = await conn.prepare(sql);
   const c = conn as unknown as Internals;
@@ -96,6 +99,8 @@ async function measure(name: string, url: string, sql: string, reply: Buffer, pg
 }
 
 const only = namesOf(import.meta.url, 'only', values.only as string, ['mysql', 'postgres']);
+// one measuring script at a time on this machine (tools.ts)
+await measuringAlone(`bench/wire-cpu.ts ${process.argv.slice(2).join(' ')}`);
 if (only.has('mysql'))
   await measure('mysql', values.mysql as string, 'SELECT c FROM sbtest1 WHERE id=?', mysqlReply(), false);
 if (only.has('postgres'))

@@ -82,7 +82,7 @@ for (const a of arms) {
   }
 }
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/builds.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 
 interface Figures {
   qps: number;

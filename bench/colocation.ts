@@ -135,7 +135,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   // one measuring script at a time on this machine (tools.ts)
-  await measuringAlone(`bench/colocation.ts ${process.argv.slice(2).join(' ')}`);
+  await measuringAlone();
   const target = parseTarget(values.pg);
   const serverPort = target.port ?? 5432;
   ensureSbtest(target, size);

@@ -46,7 +46,7 @@ const scrapeS = positiveOf(import.meta.url, 'scrape', values.scrape as string);
 const workload = values.workload as string;
 const only = namesOf(import.meta.url, 'only', values.only as string, ['feed', 'sqlite', 'mysql']);
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/metrics-cost.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-metrics-cost-'));
 const targets: Record<string, string> = {
   sqlite: `sqlite:${path.join(dir, 'bench.sqlite')}`,

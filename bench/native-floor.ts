@@ -109,7 +109,7 @@ if (values.child !== undefined) {
   const clientCounts = positivesOf(import.meta.url, 'clients', values.clients as string, true);
   const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
   // one measuring script at a time on this machine (tools.ts); the children run under the parent's
-  await measuringAlone(`bench/native-floor.ts ${process.argv.slice(2).join(' ')}`);
+  await measuringAlone();
   for (const kind of (values.only as string).split(',')) {
     for (const clients of clientCounts) {
       for (let r = 0; r < repeat; r++) {

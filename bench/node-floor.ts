@@ -39,7 +39,7 @@ const CLIENTS = positivesOf(import.meta.url, 'clients', values.clients as string
 const REPEAT = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const ONREAD = values.reads !== 'data';
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/node-floor.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 
 /** One connection of the loop: what it sends per query, and how it recognises the end of a reply. */
 interface Wire {

@@ -172,7 +172,7 @@ const VARIANTS: Variant[] = (values.variant as string[]).map((v) => {
 });
 if (VARIANTS.length === 0) VARIANTS.push({ label: '', env: process.env, args: [] });
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/peers.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'dbsmack-peers-'));
 
 /** One measured run; for dbsmack also its own figure. */

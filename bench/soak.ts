@@ -46,7 +46,7 @@ const BIG_TIME = positive('big-time');
 const BIG_CLIENTS = positive('big-clients');
 const CLIENTS = positive('clients');
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/soak.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 
 function rssMb(pid: number): number {
   try {

@@ -38,7 +38,7 @@ const repeat = positiveOf(import.meta.url, 'repeat', values.repeat as string);
 const clients = String(positiveOf(import.meta.url, 'clients', values.clients as string));
 const only = namesOf(import.meta.url, 'only', values.only as string, ['stacks', 'calls']);
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/stacks-cost.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 const calls = values.calls ?? (db.startsWith('postgres') ? 'ExecInitIndexScan' : 'open_table');
 const base = ['run', values.workload as string, '--db', db, '--clients', clients];
 base.push('--time', time, '--profile', '--format', 'json', '--quiet', '--no-history');

@@ -33,7 +33,7 @@ const threads = positivesOf(import.meta.url, 'threads', values.threads as string
 positiveOf(import.meta.url, 'time', time);
 positiveOf(import.meta.url, 'table-size', size);
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/sysbench-parity.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 
 function sysbench(workload: string, url: string, args: string[], cmd: string): string {
   const r = spawnSync('sysbench', [workload, ...sysbenchDbArgs(parseTarget(url)), ...args, cmd], {

@@ -342,6 +342,13 @@ export function quiet(maxS = 10): { waitedS: number; share: number } {
   }
 }
 
+/** This process's script and its arguments, as the waiting message names it: `bench/peers.ts --clients 8`. */
+function thisScript(): string {
+  const file = process.argv[1] ?? 'a measuring script';
+  const dir = path.basename(path.dirname(file));
+  return [`${dir}/${path.basename(file)}`, ...process.argv.slice(2)].join(' ');
+}
+
 /** The lock every measuring script of this machine takes (`measuringAlone`), whichever clone it runs from. */
 export const MEASURING_LOCK = path.join(os.tmpdir(), 'dbsmack-measuring.lock');
 
@@ -354,7 +361,7 @@ export const MEASURING_LOCK = path.join(os.tmpdir(), 'dbsmack-measuring.lock');
  * it ends, so no stale lock outlives a killed run. Who holds it is in `lock`.who, for the waiting message.
  * Without flock(1) (util-linux), a note and no lock. Returns once the lock is held.
  */
-export async function measuringAlone(script: string, lock = MEASURING_LOCK): Promise<void> {
+export async function measuringAlone(lock = MEASURING_LOCK, script = thisScript()): Promise<void> {
   const holder = spawn('flock', [lock, 'sh', '-c', 'echo held; exec cat'], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });

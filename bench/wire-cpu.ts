@@ -100,7 +100,7 @@ async function measure(name: string, url: string, sql: string, reply: Buffer, pg
 
 const only = namesOf(import.meta.url, 'only', values.only as string, ['mysql', 'postgres']);
 // one measuring script at a time on this machine (tools.ts)
-await measuringAlone(`bench/wire-cpu.ts ${process.argv.slice(2).join(' ')}`);
+await measuringAlone();
 if (only.has('mysql'))
   await measure('mysql', values.mysql as string, 'SELECT c FROM sbtest1 WHERE id=?', mysqlReply(), false);
 if (only.has('postgres'))

@@ -21,7 +21,7 @@ writeFileSync(
   HOLDER,
   `import { measuringAlone } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'bench', 'tools.ts')).href)};
 const [lock, name, holdMs] = process.argv.slice(2);
-await measuringAlone(name, lock);
+await measuringAlone(lock, name);
 console.log('got ' + Date.now());
 setTimeout(() => console.log('end ' + Date.now()), Number(holdMs));
 `,
